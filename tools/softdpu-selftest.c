@@ -1,5 +1,255 @@
-/* placeholder: being written */
-int main(void)
+/*
+ * softdpu-selftest: what this softdpu is and what it sees. Prints softdpu's version, the DOCA
+ * API level of the headers it was built with, the runtime version of libdoca_common and every
+ * device doca_devinfo_create_list() finds; --json prints the same facts as one JSON object,
+ * --vars lists every softdpu configuration variable with its help.
+ *
+ * Exit status: 0 when the library answered every question, 1 when a query failed (the library
+ * logged why), 2 on bad usage.
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+#include <getopt.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "doca_dev.h"
+#include "doca_error.h"
+#include "doca_version.h"
+#include "softdpu/version.h"
+#include "sdp_config.h"
+
+struct selftest_dev {
+	char ibdev[DOCA_DEVINFO_IBDEV_NAME_SIZE];
+	char iface[DOCA_DEVINFO_IFACE_NAME_SIZE];
+	char pci[DOCA_DEVINFO_PCI_ADDR_SIZE];
+	const char *func_type;
+};
+
+static void usage(FILE *stream, const char *prog)
 {
-	return 0;
+	fprintf(stream,
+		"Usage: %s [--json | --vars | --help]\n"
+		"\n"
+		"Print softdpu's version, the DOCA API level, the library's runtime version and the\n"
+		"devices doca_devinfo_create_list() finds (ibdev name, interface, PCI address).\n"
+		"\n"
+		"  -j, --json   the same facts as one JSON object on stdout\n"
+		"  -V, --vars   list every softdpu configuration variable with its default, current\n"
+		"               value and help\n"
+		"  -h, --help   this text\n",
+		prog);
+}
+
+static const char *func_type_name(enum doca_pci_func_type type)
+{
+	switch (type) {
+	case DOCA_PCI_FUNC_TYPE_PF:
+		return "PF";
+	case DOCA_PCI_FUNC_TYPE_VF:
+		return "VF";
+	case DOCA_PCI_FUNC_TYPE_SF:
+		return "SF";
+	}
+	return "unknown";
+}
+
+/* Read one devinfo's facts; every failure is reported with the device's index. */
+static doca_error_t read_devinfo(const struct doca_devinfo *info, uint32_t idx,
+				 struct selftest_dev *out)
+{
+	enum doca_pci_func_type type;
+	doca_error_t ret;
+
+	ret = doca_devinfo_get_ibdev_name(info, out->ibdev, sizeof(out->ibdev));
+	if (ret != DOCA_SUCCESS) {
+		fprintf(stderr, "device %u: doca_devinfo_get_ibdev_name: %s\n", idx,
+			doca_error_get_descr(ret));
+		return ret;
+	}
+	ret = doca_devinfo_get_iface_name(info, out->iface, sizeof(out->iface));
+	if (ret != DOCA_SUCCESS) {
+		fprintf(stderr, "device %u (%s): doca_devinfo_get_iface_name: %s\n", idx,
+			out->ibdev, doca_error_get_descr(ret));
+		return ret;
+	}
+	ret = doca_devinfo_get_pci_addr_str(info, out->pci);
+	if (ret != DOCA_SUCCESS) {
+		fprintf(stderr, "device %u (%s): doca_devinfo_get_pci_addr_str: %s\n", idx,
+			out->ibdev, doca_error_get_descr(ret));
+		return ret;
+	}
+	ret = doca_devinfo_get_pci_func_type(info, &type);
+	if (ret != DOCA_SUCCESS) {
+		fprintf(stderr, "device %u (%s): doca_devinfo_get_pci_func_type: %s\n", idx,
+			out->ibdev, doca_error_get_descr(ret));
+		return ret;
+	}
+	out->func_type = func_type_name(type);
+	return DOCA_SUCCESS;
+}
+
+/* A JSON string literal: quotes, backslashes and control characters escaped. */
+static void json_str(FILE *f, const char *s)
+{
+	const unsigned char *p;
+
+	fputc('"', f);
+	for (p = (const unsigned char *)s; *p != '\0'; p++) {
+		switch (*p) {
+		case '"':
+			fputs("\\\"", f);
+			break;
+		case '\\':
+			fputs("\\\\", f);
+			break;
+		case '\n':
+			fputs("\\n", f);
+			break;
+		case '\t':
+			fputs("\\t", f);
+			break;
+		default:
+			if (*p < 0x20)
+				fprintf(f, "\\u%04x", *p);
+			else
+				fputc(*p, f);
+		}
+	}
+	fputc('"', f);
+}
+
+static void print_text(const struct selftest_dev *devs, uint32_t ndevs, const char *dev_error)
+{
+	uint32_t i;
+
+	printf("softdpu version:      %s\n", sdp_version());
+	printf("DOCA API level:       %s (headers)\n", doca_version());
+	printf("library runtime:      %s (libdoca_common)\n", doca_version_runtime());
+	if (dev_error != NULL) {
+		printf("devices:              error: %s\n", dev_error);
+		return;
+	}
+	printf("devices:              %u\n", ndevs);
+	for (i = 0; i < ndevs; i++)
+		printf("  %-16s iface %-12s pci %-13s %s\n", devs[i].ibdev,
+		       devs[i].iface[0] != '\0' ? devs[i].iface : "-", devs[i].pci,
+		       devs[i].func_type);
+}
+
+static void print_json(const struct selftest_dev *devs, uint32_t ndevs, const char *dev_error)
+{
+	uint32_t i;
+
+	printf("{\n  \"softdpu_version\": ");
+	json_str(stdout, sdp_version());
+	printf(",\n  \"doca_api_level\": ");
+	json_str(stdout, doca_version());
+	printf(",\n  \"runtime_version\": ");
+	json_str(stdout, doca_version_runtime());
+	if (dev_error != NULL) {
+		printf(",\n  \"devices_error\": ");
+		json_str(stdout, dev_error);
+	}
+	printf(",\n  \"devices\": [");
+	for (i = 0; i < ndevs; i++) {
+		printf("%s\n    {\"ibdev_name\": ", i == 0 ? "" : ",");
+		json_str(stdout, devs[i].ibdev);
+		printf(", \"iface_name\": ");
+		json_str(stdout, devs[i].iface);
+		printf(", \"pci_addr\": ");
+		json_str(stdout, devs[i].pci);
+		printf(", \"pci_func_type\": ");
+		json_str(stdout, devs[i].func_type);
+		printf("}");
+	}
+	printf("%s]\n}\n", ndevs != 0 ? "\n  " : "");
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"json", no_argument, NULL, 'j'},
+		{"vars", no_argument, NULL, 'V'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct doca_devinfo **list = NULL;
+	struct selftest_dev *devs = NULL;
+	const char *dev_error = NULL;
+	uint32_t ndevs = 0, i;
+	int json = 0, vars = 0, opt;
+	doca_error_t ret;
+
+	while ((opt = getopt_long(argc, argv, "jVh", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'j':
+			json = 1;
+			break;
+		case 'V':
+			vars = 1;
+			break;
+		case 'h':
+			usage(stdout, argv[0]);
+			return 0;
+		default:
+			usage(stderr, argv[0]);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "%s: unexpected argument '%s'\n", argv[0], argv[optind]);
+		usage(stderr, argv[0]);
+		return 2;
+	}
+	if (json && vars) {
+		fprintf(stderr, "%s: --json and --vars cannot be combined\n", argv[0]);
+		return 2;
+	}
+
+	/*
+	 * No log backend is created: the library's warnings and errors (a bad variable, a device
+	 * that failed to load) reach stderr through its fallback, at the level DOCA_LOG_LEVEL sets,
+	 * and never mix into the facts on stdout.
+	 */
+
+	if (vars) {
+		sdp_config_print(stdout);
+		return fflush(stdout) == 0 ? 0 : 1;
+	}
+
+	ret = doca_devinfo_create_list(&list, &ndevs);
+	if (ret != DOCA_SUCCESS) {
+		dev_error = doca_error_get_descr(ret);
+		ndevs = 0;
+		list = NULL;
+	} else if (ndevs != 0) {
+		devs = calloc(ndevs, sizeof(*devs));
+		if (devs == NULL) {
+			dev_error = "out of memory";
+			ret = DOCA_ERROR_NO_MEMORY;
+		}
+		for (i = 0; devs != NULL && i < ndevs; i++) {
+			ret = read_devinfo(list[i], i, &devs[i]);
+			if (ret != DOCA_SUCCESS) {
+				dev_error = doca_error_get_descr(ret);
+				break;
+			}
+		}
+		if (dev_error != NULL)
+			ndevs = 0;
+	}
+
+	if (json)
+		print_json(devs, ndevs, dev_error);
+	else
+		print_text(devs, ndevs, dev_error);
+
+	free(devs);
+	if (list != NULL)
+		doca_devinfo_destroy_list(list);
+	if (fflush(stdout) != 0)
+		return 1;
+	return dev_error == NULL ? 0 : 1;
 }

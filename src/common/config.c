@@ -1,1 +1,457 @@
-/* placeholder: being written */
+/*
+ * softdpu: the configuration registry. Every environment variable softdpu reads is one row of
+ * sdp_config_table below; docs/environment.md lists the same rows for users (test_config checks
+ * that the two agree).
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "sdp_config.h"
+#include "sdp_log.h"
+
+SDP_LOG_COMPONENT("config");
+
+extern char **environ;
+
+/* How a value is read. A list splits on sep; the scalar kinds parse into a number. */
+struct sdp_config_parser {
+	const char *expected; /* what a valid value looks like, for messages and the listing */
+	doca_error_t (*parse)(const char *value, uint64_t *out); /* scalar kinds only */
+	char sep;						 /* list kinds only */
+};
+
+struct sdp_config_entry {
+	const char *name;
+	const char *dflt;
+	const struct sdp_config_parser *parser;
+	const char *help;
+};
+
+doca_error_t sdp_config_parse_uint(const char *value, uint64_t *out)
+{
+	unsigned long long num;
+	char *end;
+
+	if (value == NULL || out == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	while (isspace((unsigned char)*value))
+		value++;
+	if (!isdigit((unsigned char)*value))
+		return DOCA_ERROR_INVALID_VALUE;
+	errno = 0;
+	num = strtoull(value, &end, 0);
+	if (errno != 0)
+		return DOCA_ERROR_INVALID_VALUE;
+	while (isspace((unsigned char)*end))
+		end++;
+	if (*end != '\0')
+		return DOCA_ERROR_INVALID_VALUE;
+	*out = num;
+	return DOCA_SUCCESS;
+}
+
+doca_error_t sdp_config_parse_bool(const char *value, uint64_t *out)
+{
+	static const char *const yes[] = {"1", "y", "yes", "true", "on"};
+	static const char *const no[] = {"0", "n", "no", "false", "off"};
+	char word[8];
+	size_t len, i;
+
+	if (value == NULL || out == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	while (isspace((unsigned char)*value))
+		value++;
+	len = strlen(value);
+	while (len > 0 && isspace((unsigned char)value[len - 1]))
+		len--;
+	if (len >= sizeof(word))
+		return DOCA_ERROR_INVALID_VALUE;
+	memcpy(word, value, len);
+	word[len] = '\0';
+	for (i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
+		if (strcasecmp(word, yes[i]) == 0) {
+			*out = 1;
+			return DOCA_SUCCESS;
+		}
+		if (strcasecmp(word, no[i]) == 0) {
+			*out = 0;
+			return DOCA_SUCCESS;
+		}
+	}
+	return DOCA_ERROR_INVALID_VALUE;
+}
+
+static doca_error_t sdp_parse_log_level(const char *value, uint64_t *out)
+{
+	uint32_t level;
+	doca_error_t status;
+
+	status = sdp_log_parse_level(value, &level);
+	if (status == DOCA_SUCCESS)
+		*out = level;
+	return status;
+}
+
+/* The parsers a table row can name (uint and bool have no row yet; later issues add some). */
+static const struct sdp_config_parser sdp_cfg_string = {"any text", NULL, 0};
+static const struct sdp_config_parser sdp_cfg_uint __attribute__((unused)) = {
+	"an unsigned integer (decimal, 0x hexadecimal or 0 octal)", sdp_config_parse_uint, 0};
+static const struct sdp_config_parser sdp_cfg_bool __attribute__((unused)) = {
+	"a boolean: 1/0, y/n, yes/no, true/false, on/off", sdp_config_parse_bool, 0};
+static const struct sdp_config_parser sdp_cfg_log_level = {
+	"a log level: 10, 20, ..., 70 or disable, crit, error, warning (warn), info, debug, trace",
+	sdp_parse_log_level, 0};
+static const struct sdp_config_parser sdp_cfg_path_list = {"a colon-separated list of directories",
+							   NULL, ':'};
+static const struct sdp_config_parser sdp_cfg_semicolon_list = {"a semicolon-separated list", NULL,
+								';'};
+static const struct sdp_config_parser sdp_cfg_comma_list = {"a comma-separated list of names", NULL,
+							    ','};
+
+#define SDP_CFG_ROW(id, name, dflt, parser, help) [id] = {name, dflt, &parser, help}
+
+/* The table: one row per variable (keep docs/environment.md in step). */
+static const struct sdp_config_entry sdp_config_table[] = {
+	SDP_CFG_ROW(SDP_CFG_DOCA_LOG_LEVEL, "DOCA_LOG_LEVEL", "", sdp_cfg_log_level,
+		    "softdpu extension: level of application and SDK logging set at library load "
+		    "(empty: DOCA's defaults, INFO for backends the program creates)"),
+	SDP_CFG_ROW(SDP_CFG_PROVIDER_PATH, "SOFTDPU_PROVIDER_PATH", "", sdp_cfg_path_list,
+		    "directories searched for device provider modules (empty: the installed "
+		    "provider directory, or the build tree when run from it)"),
+	SDP_CFG_ROW(SDP_CFG_DEVICES, "SOFTDPU_DEVICES", "", sdp_cfg_semicolon_list,
+		    "device declarations <provider>:<key>=<value>,... separated by ';', e.g. "
+		    "host:alias=mlx5_1"),
+	SDP_CFG_ROW(SDP_CFG_DEVICE_CONFIG, "SOFTDPU_DEVICE_CONFIG", "/etc/softdpu/devices.conf",
+		    sdp_cfg_string, "path of the device declaration file"),
+	SDP_CFG_ROW(SDP_CFG_HOST_DEV_ALIASES, "SOFTDPU_HOST_DEV_ALIASES", "mlx5_0",
+		    sdp_cfg_comma_list,
+		    "extra ibdev names under which the host device softdpu0 is also listed"),
+};
+
+_Static_assert(sizeof(sdp_config_table) / sizeof(sdp_config_table[0]) == SDP_CFG_COUNT,
+	       "every sdp_config_id needs a row in sdp_config_table");
+
+/* Longest list element accepted (a path, a device declaration). */
+#define SDP_CONFIG_MAX_ITEM (PATH_MAX - 1)
+
+static const struct sdp_config_entry *sdp_config_entry(enum sdp_config_id id)
+{
+	if ((unsigned int)id >= SDP_CFG_COUNT)
+		return NULL;
+	return &sdp_config_table[id];
+}
+
+/*
+ * Report a bad value once per variable and value: code that reads a variable on every call
+ * does not repeat the same warning.
+ */
+static pthread_mutex_t sdp_config_lock = PTHREAD_MUTEX_INITIALIZER;
+static char sdp_config_reported[SDP_CFG_COUNT][128];
+
+static void sdp_config_report(enum sdp_config_id id, const char *value, const char *why)
+{
+	const struct sdp_config_entry *e = &sdp_config_table[id];
+	int first;
+
+	pthread_mutex_lock(&sdp_config_lock);
+	first = strncmp(sdp_config_reported[id], value, sizeof(sdp_config_reported[id]) - 1) != 0 ||
+		sdp_config_reported[id][0] == '\0';
+	if (first)
+		snprintf(sdp_config_reported[id], sizeof(sdp_config_reported[id]), "%s", value);
+	pthread_mutex_unlock(&sdp_config_lock);
+
+	if (first)
+		sdp_warn("%s='%.200s%s' is not valid (%s): expected %s%s%s%s", e->name, value,
+			 strlen(value) > 200 ? "..." : "", why, e->parser->expected,
+			 e->dflt[0] ? "; default is '" : "", e->dflt[0] ? e->dflt : "",
+			 e->dflt[0] ? "'" : "");
+}
+
+const char *sdp_config_name(enum sdp_config_id id)
+{
+	const struct sdp_config_entry *e = sdp_config_entry(id);
+
+	return e ? e->name : NULL;
+}
+
+const char *sdp_config_default(enum sdp_config_id id)
+{
+	const struct sdp_config_entry *e = sdp_config_entry(id);
+
+	return e ? e->dflt : NULL;
+}
+
+const char *sdp_config_get_string(enum sdp_config_id id)
+{
+	const struct sdp_config_entry *e = sdp_config_entry(id);
+	const char *value;
+
+	if (e == NULL)
+		return NULL;
+	value = getenv(e->name);
+	return value ? value : e->dflt;
+}
+
+static int sdp_is_blank(const char *s)
+{
+	while (isspace((unsigned char)*s))
+		s++;
+	return *s == '\0';
+}
+
+doca_error_t sdp_config_get_uint(enum sdp_config_id id, uint64_t *value_p)
+{
+	const struct sdp_config_entry *e = sdp_config_entry(id);
+	const char *value;
+	uint64_t num;
+
+	if (e == NULL || value_p == NULL) {
+		sdp_error("bad arguments: config id %d, value pointer %p", (int)id,
+			  (void *)value_p);
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	if (e->parser->parse == NULL) {
+		sdp_error("%s is %s, not a number", e->name, e->parser->expected);
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	value = sdp_config_get_string(id);
+	if (sdp_is_blank(value))
+		return DOCA_ERROR_NOT_FOUND;
+	if (e->parser->parse(value, &num) != DOCA_SUCCESS) {
+		sdp_config_report(id, value, "cannot parse it");
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	*value_p = num;
+	return DOCA_SUCCESS;
+}
+
+void sdp_config_free_list(char **items)
+{
+	size_t i;
+
+	if (items == NULL)
+		return;
+	for (i = 0; items[i] != NULL; i++)
+		free(items[i]);
+	free(items);
+}
+
+/* Split value on sep into trimmed, non-empty elements. */
+static doca_error_t sdp_config_split(enum sdp_config_id id, const char *value, char sep,
+				     char ***items_p, size_t *count_p)
+{
+	char **items = NULL, **grown;
+	size_t count = 0, len;
+	const char *start, *end, *next;
+	doca_error_t status;
+
+	items = calloc(1, sizeof(*items));
+	if (items == NULL)
+		goto err_nomem;
+
+	for (start = value; start != NULL; start = next) {
+		end = strchr(start, sep);
+		next = end ? end + 1 : NULL;
+		if (end == NULL)
+			end = start + strlen(start);
+		while (start < end && isspace((unsigned char)*start))
+			start++;
+		while (end > start && isspace((unsigned char)end[-1]))
+			end--;
+		len = (size_t)(end - start);
+		if (len == 0)
+			continue;
+		if (len > SDP_CONFIG_MAX_ITEM) {
+			sdp_config_report(id, value, "an element is too long");
+			status = DOCA_ERROR_INVALID_VALUE;
+			goto err_free;
+		}
+		grown = realloc(items, (count + 2) * sizeof(*items));
+		if (grown == NULL)
+			goto err_nomem;
+		items = grown;
+		items[count] = strndup(start, len);
+		if (items[count] == NULL)
+			goto err_nomem;
+		items[++count] = NULL;
+	}
+
+	*items_p = items;
+	*count_p = count;
+	return DOCA_SUCCESS;
+
+err_nomem:
+	sdp_error("out of memory splitting %s", sdp_config_table[id].name);
+	status = DOCA_ERROR_NO_MEMORY;
+err_free:
+	sdp_config_free_list(items);
+	return status;
+}
+
+doca_error_t sdp_config_get_list(enum sdp_config_id id, char ***items_p, size_t *count_p)
+{
+	const struct sdp_config_entry *e = sdp_config_entry(id);
+
+	if (e == NULL || items_p == NULL || count_p == NULL) {
+		sdp_error("bad arguments: config id %d, items %p, count %p", (int)id,
+			  (void *)items_p, (void *)count_p);
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	if (e->parser->sep == '\0') {
+		sdp_error("%s is %s, not a list", e->name, e->parser->expected);
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	return sdp_config_split(id, sdp_config_get_string(id), e->parser->sep, items_p, count_p);
+}
+
+doca_error_t sdp_config_check(enum sdp_config_id id)
+{
+	const struct sdp_config_entry *e = sdp_config_entry(id);
+	uint64_t num;
+	char **items;
+	size_t count;
+	doca_error_t status;
+
+	if (e == NULL) {
+		sdp_error("bad config id %d", (int)id);
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	if (e->parser->parse != NULL) {
+		status = sdp_config_get_uint(id, &num);
+		return status == DOCA_ERROR_NOT_FOUND ? DOCA_SUCCESS : status;
+	}
+	if (e->parser->sep != '\0') {
+		status = sdp_config_get_list(id, &items, &count);
+		if (status == DOCA_SUCCESS)
+			sdp_config_free_list(items);
+		return status;
+	}
+	return DOCA_SUCCESS;
+}
+
+void sdp_config_print(FILE *stream)
+{
+	const struct sdp_config_entry *e;
+	const char *value;
+	size_t i;
+
+	if (stream == NULL)
+		return;
+	for (i = 0; i < SDP_CFG_COUNT; i++) {
+		e = &sdp_config_table[i];
+		value = getenv(e->name);
+		fprintf(stream, "# %s\n# expects %s; default: %s%s%s\n", e->help,
+			e->parser->expected, e->dflt[0] ? "'" : "(empty)", e->dflt,
+			e->dflt[0] ? "'" : "");
+		if (value != NULL)
+			fprintf(stream, "%s=%s\n\n", e->name, value);
+		else
+			fprintf(stream, "# %s is not set\n\n", e->name);
+	}
+}
+
+/* Levenshtein distance of a and b (both at most 127 characters are compared). */
+static size_t sdp_edit_distance(const char *a, const char *b)
+{
+	size_t row[128];
+	size_t la = strnlen(a, 127), lb = strnlen(b, 127);
+	size_t i, j, diag, up, cost, best;
+
+	for (j = 0; j <= lb; j++)
+		row[j] = j;
+	for (i = 1; i <= la; i++) {
+		diag = row[0];
+		row[0] = i;
+		for (j = 1; j <= lb; j++) {
+			up = row[j];
+			cost = a[i - 1] == b[j - 1] ? 0 : 1;
+			best = diag + cost;
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			row[j] = best;
+			diag = up;
+		}
+	}
+	return row[lb];
+}
+
+const char *sdp_config_suggest(const char *name)
+{
+	const char *best = NULL;
+	size_t best_dist = (size_t)-1, dist, limit, i;
+
+	if (name == NULL)
+		return NULL;
+	for (i = 0; i < SDP_CFG_COUNT; i++) {
+		dist = sdp_edit_distance(name, sdp_config_table[i].name);
+		if (dist < best_dist) {
+			best_dist = dist;
+			best = sdp_config_table[i].name;
+		}
+	}
+	/* Close enough to be a typo: a few edits, relative to the name's length. */
+	limit = strlen(name) / 3;
+	if (limit < 2)
+		limit = 2;
+	return best_dist <= limit ? best : NULL;
+}
+
+static int sdp_config_is_known(const char *name, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < SDP_CFG_COUNT; i++)
+		if (strlen(sdp_config_table[i].name) == len &&
+		    strncmp(sdp_config_table[i].name, name, len) == 0)
+			return 1;
+	return 0;
+}
+
+unsigned int sdp_config_report_unknown(void)
+{
+	static const char prefix[] = "SOFTDPU_";
+	char name[128];
+	const char *eq, *hint;
+	unsigned int unknown = 0;
+	size_t len;
+	char **env;
+
+	for (env = environ; env != NULL && *env != NULL; env++) {
+		if (strncmp(*env, prefix, sizeof(prefix) - 1) != 0)
+			continue;
+		eq = strchr(*env, '=');
+		len = eq ? (size_t)(eq - *env) : strlen(*env);
+		if (sdp_config_is_known(*env, len))
+			continue;
+		unknown++;
+		snprintf(name, sizeof(name), "%.*s", (int)len, *env);
+		hint = sdp_config_suggest(name);
+		if (hint != NULL)
+			sdp_warn("unknown environment variable %s: did you mean %s?", name, hint);
+		else
+			sdp_warn("unknown environment variable %s (softdpu-selftest --vars lists "
+				 "the valid ones)",
+				 name);
+	}
+	return unknown;
+}
+
+static void sdp_config_report_unknown_once(void)
+{
+	sdp_config_report_unknown();
+}
+
+void sdp_config_check_unknown(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, sdp_config_report_unknown_once);
+}

@@ -12,9 +12,12 @@ typedef struct sdp_list_link {
 	struct sdp_list_link *next;
 } sdp_list_link_t;
 
-#define sdp_container_of(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))
+#define sdp_container_of(ptr, type, member) ((type *)((char *)(ptr)-offsetof(type, member)))
 
-#define SDP_LIST_HEAD_INIT(name) { &(name), &(name) }
+#define SDP_LIST_HEAD_INIT(name)                                                                   \
+	{                                                                                          \
+		&(name), &(name)                                                                   \
+	}
 
 static inline void sdp_list_head_init(sdp_list_link_t *head)
 {
@@ -76,13 +79,13 @@ static inline size_t sdp_list_length(const sdp_list_link_t *head)
 
 #define sdp_list_for_each(elem, head, member)                                                      \
 	for (elem = sdp_container_of((head)->next, __typeof__(*elem), member);                     \
-	     &(elem)->member != (head);                                                             \
+	     &(elem)->member != (head);                                                            \
 	     elem = sdp_container_of((elem)->member.next, __typeof__(*elem), member))
 
 #define sdp_list_for_each_safe(elem, tmp, head, member)                                            \
 	for (elem = sdp_container_of((head)->next, __typeof__(*elem), member),                     \
-	    tmp = sdp_container_of((elem)->member.next, __typeof__(*elem), member);                 \
-	     &(elem)->member != (head);                                                             \
+	    tmp = sdp_container_of((elem)->member.next, __typeof__(*elem), member);                \
+	     &(elem)->member != (head);                                                            \
 	     elem = tmp, tmp = sdp_container_of((tmp)->member.next, __typeof__(*tmp), member))
 
 #endif /* SDP_LIST_H_ */

@@ -23,7 +23,17 @@ void sdp_log_sdk(uint32_t level, const char *component, const char *file, int li
 /* True when an SDK message of this level would reach at least one backend (cheap). */
 int sdp_log_sdk_enabled(uint32_t level);
 
-#define SDP_LOG_COMPONENT(name) static const char sdp_log_component[] = name
+/*
+ * Parse a level given as a number (10, 20, ..., 70) or a name (disable, crit, error, warning or
+ * warn, info, debug, trace; any case; surrounding blanks ignored). INVALID_VALUE (not logged)
+ * for anything else; *level_p is set only on success. Used for DOCA_LOG_LEVEL.
+ */
+doca_error_t sdp_log_parse_level(const char *str, uint32_t *level_p);
+
+/* Short upper-case name of a level as records print it ("ERR", "INFO", ...); "?" if invalid. */
+const char *sdp_log_level_name(uint32_t level);
+
+#define SDP_LOG_COMPONENT(name) static const char sdp_log_component[] __attribute__((unused)) = name
 
 #define sdp_log(level, fmt, ...)                                                                   \
 	do {                                                                                       \

@@ -1,0 +1,19 @@
+/*
+ * softdpu: DOCA Ethernet send queue (doca_eth_txq.h).
+ *
+ * The send queue context (create, type, checksum and wait-on-time offloads, queue id, GPU
+ * handle) arrives with the software NIC in issue 4 (eth/flow). Until then this header declares
+ * only what softdpu implements (nothing) and gives programs the headers they receive through it
+ * in DOCA.
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+#ifndef DOCA_ETH_TXQ_H_
+#define DOCA_ETH_TXQ_H_
+
+#include <stdint.h>
+
+#include "doca_compat.h"
+#include "doca_error.h"
+#include "doca_types.h"
+
+#endif /* DOCA_ETH_TXQ_H_ */
