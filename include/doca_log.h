@@ -209,7 +209,7 @@ doca_error_t doca_log(uint32_t level, int source, const char *fname, int line, c
  */
 #define DOCA_LOG_REGISTER(source)                                                                  \
 	static int log_source;                                                                     \
-	__attribute__((constructor(101), used)) static void doca_log_register_this_source(void)    \
+	__attribute__((constructor(101), used)) static void sdp_log_source_ctor(void)              \
 	{                                                                                          \
 		doca_log_register_source(#source, &log_source);                                    \
 	}

@@ -25,11 +25,20 @@ extern "C" {
 #define DOCA_VERSION_EXACT                                                                         \
 	DOCA_VERSION_CALC_EXACT(DOCA_VERSION_MAJOR, DOCA_VERSION_MINOR, DOCA_VERSION_PATCH)
 
-/* Compile-time comparisons against the API level of these headers. */
+/*
+ * "Official" release numbers scale the patch by 1000 (DOCA's convention), so a release and its
+ * builds compare as DOCA does. Compile-time comparisons use these.
+ */
+#define DOCA_VERSION_CALC(major, minor, patch)                                                     \
+	((size_t)(((size_t)(major) << 24) | ((size_t)(minor) << 16) | ((size_t)(patch)*1000)))
+#define DOCA_VERSION_OFFICIAL                                                                      \
+	DOCA_VERSION_CALC(DOCA_VERSION_MAJOR, DOCA_VERSION_MINOR, DOCA_VERSION_PATCH)
+
+/* Is (major, minor, patch) the API level of these headers / not newer than it? */
 #define DOCA_VERSION_EQ_CURRENT(major, minor, patch)                                               \
-	(DOCA_VERSION_CALC_EXACT(major, minor, patch) == DOCA_VERSION_EXACT)
+	(DOCA_VERSION_CALC(major, minor, patch) == DOCA_VERSION_OFFICIAL)
 #define DOCA_VERSION_LTE_CURRENT(major, minor, patch)                                              \
-	(DOCA_VERSION_CALC_EXACT(major, minor, patch) <= DOCA_VERSION_EXACT)
+	(DOCA_VERSION_CALC(major, minor, patch) <= DOCA_VERSION_OFFICIAL)
 
 /* Version of the headers a program was compiled with. */
 static inline const char *doca_version(void)

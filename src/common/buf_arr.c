@@ -95,6 +95,10 @@ doca_error_t doca_buf_arr_set_params(struct doca_buf_arr *buf_arr, struct doca_m
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	CHECK_IDLE(buf_arr, "parameters");
+	if (sdp_mmap_ref(mmap) != DOCA_SUCCESS)
+		return DOCA_ERROR_INVALID_VALUE;
+	if (buf_arr->mmap != NULL)
+		sdp_mmap_unref(buf_arr->mmap);
 	buf_arr->mmap = mmap;
 	buf_arr->elem_size = elem_size;
 	buf_arr->start_offset = start_offset;
@@ -180,6 +184,8 @@ doca_error_t doca_buf_arr_destroy(struct doca_buf_arr *buf_arr)
 	CHECK_ARR(buf_arr);
 	if (buf_arr->started)
 		arr_stop(buf_arr);
+	if (buf_arr->mmap != NULL)
+		sdp_mmap_unref(buf_arr->mmap);
 	buf_arr->magic = 0;
 	free(buf_arr);
 	return DOCA_SUCCESS;

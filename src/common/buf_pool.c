@@ -73,10 +73,13 @@ doca_error_t doca_buf_pool_create(size_t num_elements, size_t element_size,
 
 	CHECK_ARG(mmap);
 	CHECK_ARG(buf_pool);
+	if (sdp_mmap_ref((struct doca_mmap *)mmap) != DOCA_SUCCESS)
+		return DOCA_ERROR_INVALID_VALUE;
 	if (num_elements == 0 || num_elements > UINT32_MAX || element_size == 0) {
 		sdp_error("bad pool shape: %zu elements of %zu bytes (need 1..%u elements of > 0 "
 			  "bytes)",
 			  num_elements, element_size, UINT32_MAX);
+		sdp_mmap_unref((struct doca_mmap *)mmap);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	pool = calloc(1, sizeof(*pool));
@@ -102,6 +105,7 @@ doca_error_t doca_buf_pool_create(size_t num_elements, size_t element_size,
 err_free_pool:
 	free(pool);
 err_nomem:
+	sdp_mmap_unref((struct doca_mmap *)mmap);
 	sdp_error("out of memory for a pool of %zu bufs", num_elements);
 	return DOCA_ERROR_NO_MEMORY;
 }
@@ -135,6 +139,7 @@ doca_error_t doca_buf_pool_destroy(struct doca_buf_pool *buf_pool)
 	buf_pool->magic = 0;
 	pthread_mutex_unlock(&buf_pool->lock);
 	pthread_mutex_destroy(&buf_pool->lock);
+	sdp_mmap_unref(buf_pool->mmap);
 	free(buf_pool->elems);
 	free(buf_pool);
 	return DOCA_SUCCESS;

@@ -48,6 +48,7 @@ struct doca_mmap {
 	uint32_t max_devs;
 	uint32_t num_bufs; /* bufs pointing into the range */
 	uint32_t holders;  /* started pools and buffer arrays */
+	uint32_t refs;	   /* pools and buffer arrays configured on it (started or not) */
 };
 
 /* mkey = (serial << 8) | variant, like a verbs lkey: unique per process, never 0. */
@@ -114,6 +115,13 @@ doca_error_t doca_mmap_destroy(struct doca_mmap *mmap)
 	CHECK_MMAP(mmap);
 	pthread_mutex_lock(&mmap->lock);
 	status = check_unused(mmap, "destroy");
+	if (status == DOCA_SUCCESS && mmap->refs > 0) {
+		sdp_error(
+			"cannot destroy the mmap: %u pool(s)/buffer array(s) are configured on it; "
+			"destroy them first",
+			mmap->refs);
+		status = DOCA_ERROR_IN_USE;
+	}
 	if (status != DOCA_SUCCESS) {
 		pthread_mutex_unlock(&mmap->lock);
 		return status;
@@ -483,6 +491,22 @@ doca_error_t sdp_mmap_hold(struct doca_mmap *mmap, const char *who)
 	}
 	pthread_mutex_unlock(&mmap->lock);
 	return status;
+}
+
+doca_error_t sdp_mmap_ref(struct doca_mmap *mmap)
+{
+	CHECK_MMAP(mmap);
+	pthread_mutex_lock(&mmap->lock);
+	mmap->refs++;
+	pthread_mutex_unlock(&mmap->lock);
+	return DOCA_SUCCESS;
+}
+
+void sdp_mmap_unref(struct doca_mmap *mmap)
+{
+	pthread_mutex_lock(&mmap->lock);
+	mmap->refs--;
+	pthread_mutex_unlock(&mmap->lock);
 }
 
 void sdp_mmap_unhold(struct doca_mmap *mmap)

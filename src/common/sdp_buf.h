@@ -57,6 +57,14 @@ void sdp_mmap_buf_detach(struct doca_mmap *mmap);
 doca_error_t sdp_mmap_hold(struct doca_mmap *mmap, const char *who);
 void sdp_mmap_unhold(struct doca_mmap *mmap);
 
+/*
+ * A pool or buffer array configured on the mmap (from create / set_params until destroy) keeps
+ * a reference, so doca_mmap_destroy refuses with DOCA_ERROR_IN_USE instead of leaving it with a
+ * dangling pointer. sdp_mmap_ref fails (INVALID_VALUE, logged) for a destroyed or bogus mmap.
+ */
+doca_error_t sdp_mmap_ref(struct doca_mmap *mmap);
+void sdp_mmap_unref(struct doca_mmap *mmap);
+
 /* The range (DOCA_ERROR_BAD_STATE, not logged, when none was set). */
 doca_error_t sdp_mmap_range(const struct doca_mmap *mmap, void **addr, size_t *len);
 int sdp_mmap_is_started(const struct doca_mmap *mmap);

@@ -278,7 +278,13 @@ static void test_users(void)
 	T_STATUS(doca_mmap_destroy(mmap), DOCA_ERROR_IN_USE);
 	T_OK(doca_buf_arr_destroy(arr)); /* implicitly stops */
 
+	/* configured but never started: still a user, destroy must not leave it dangling */
+	T_STATUS(doca_mmap_destroy(mmap), DOCA_ERROR_IN_USE); /* the (stopped) pool */
 	T_OK(doca_buf_pool_destroy(pool));
+	T_OK(doca_buf_arr_create(4, &arr));
+	T_OK(doca_buf_arr_set_params(arr, mmap, 32, 0));
+	T_STATUS(doca_mmap_destroy(mmap), DOCA_ERROR_IN_USE);
+	T_OK(doca_buf_arr_destroy(arr));
 	T_OK(doca_buf_inventory_destroy(inv));
 	T_OK(doca_mmap_destroy(mmap));
 }
