@@ -100,7 +100,7 @@ static doca_error_t sdp_parse_log_level(const char *value, uint64_t *out)
 
 /* The parsers a table row can name (uint and bool have no row yet; later issues add some). */
 static const struct sdp_config_parser sdp_cfg_string = {"any text", NULL, 0};
-static const struct sdp_config_parser sdp_cfg_uint __attribute__((unused)) = {
+static const struct sdp_config_parser sdp_cfg_uint = {
 	"an unsigned integer (decimal, 0x hexadecimal or 0 octal)", sdp_config_parse_uint, 0};
 static const struct sdp_config_parser sdp_cfg_bool __attribute__((unused)) = {
 	"a boolean: 1/0, y/n, yes/no, true/false, on/off", sdp_config_parse_bool, 0};
@@ -132,6 +132,26 @@ static const struct sdp_config_entry sdp_config_table[] = {
 	SDP_CFG_ROW(SDP_CFG_HOST_DEV_ALIASES, "SOFTDPU_HOST_DEV_ALIASES", "mlx5_0",
 		    sdp_cfg_comma_list,
 		    "extra ibdev names under which the host device softdpu0 is also listed"),
+	SDP_CFG_ROW(SDP_CFG_UROM_PLUGIN_PATH, "UROM_PLUGIN_PATH", "", sdp_cfg_semicolon_list,
+		    "directories softdpu-uromd scans for UROM worker plugins, separated by ';'"),
+	SDP_CFG_ROW(SDP_CFG_UROM_SERVICE_FILE, "DOCA_UROM_SERVICE_FILE", "", sdp_cfg_string,
+		    "UROM service file: lines <app_hostname> dpu <dev_hostname> <dev_pci_addr> "
+		    "<net,devs> (empty: use SOFTDPU_UROM_SERVICE_ADDR)"),
+	SDP_CFG_ROW(SDP_CFG_UROM_SERVICE_ADDR, "SOFTDPU_UROM_SERVICE_ADDR", "", sdp_cfg_string,
+		    "host:port of the UROM offload service when no service file names it "
+		    "(empty: 127.0.0.1:18515)"),
+	SDP_CFG_ROW(SDP_CFG_UROM_SECRET_FILE, "SOFTDPU_UROM_SECRET_FILE", "", sdp_cfg_string,
+		    "file holding the UROM service secret (empty: $XDG_RUNTIME_DIR/softdpu/"
+		    "urom.secret, else $HOME/.softdpu/urom.secret, else "
+		    "/tmp/softdpu-<uid>/urom.secret)"),
+	SDP_CFG_ROW(SDP_CFG_UROM_CONNECT_TIMEOUT_MS, "SOFTDPU_UROM_CONNECT_TIMEOUT_MS", "5000",
+		    sdp_cfg_uint, "bound in milliseconds of a UROM service context start"),
+	SDP_CFG_ROW(SDP_CFG_UROM_RUN_DIR, "SOFTDPU_UROM_RUN_DIR", "", sdp_cfg_string,
+		    "run directory of softdpu-uromd: pid file, port file, worker logs (empty: "
+		    "$XDG_RUNTIME_DIR/softdpu, else /tmp/softdpu-<uid>)"),
+	SDP_CFG_ROW(SDP_CFG_UROM_WORKER_BIN, "SOFTDPU_UROM_WORKER_BIN", "", sdp_cfg_string,
+		    "path of the UROM worker program softdpu-uromd spawns (empty: "
+		    "softdpu-urom-worker next to softdpu-uromd)"),
 };
 
 _Static_assert(sizeof(sdp_config_table) / sizeof(sdp_config_table[0]) == SDP_CFG_COUNT,

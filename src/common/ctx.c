@@ -134,6 +134,12 @@ int sdp_ctx_apply_pending(struct doca_ctx *ctx)
 	int start_done;
 	int stop_ready;
 
+	/*
+	 * A running context has nothing to apply (its start was applied, a stop makes it
+	 * STOPPING first): spare every progress call a lock round per context.
+	 */
+	if (ctx->state == DOCA_CTX_STATE_RUNNING)
+		return 0;
 	sdp_pe_lock(pe);
 	start_done = ctx->start_pending;
 	status = ctx->start_status;

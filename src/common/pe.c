@@ -210,8 +210,12 @@ static int pe_run_completions(struct doca_pe *pe)
 	int made = 0;
 
 	sdp_list_head_init(&done);
+	/* Set under the lock by every completion: no lock needed to see there is none. */
+	if (!atomic_load_explicit(&pe->has_completed, memory_order_relaxed))
+		return 0;
 	sdp_pe_lock(pe);
 	sdp_list_splice_tail(&done, &pe->completed);
+	atomic_store_explicit(&pe->has_completed, 0, memory_order_relaxed);
 	sdp_pe_unlock(pe);
 
 	while (!sdp_list_is_empty(&done)) {
@@ -253,9 +257,11 @@ uint8_t doca_pe_progress(struct doca_pe *pe)
 	}
 	pe->in_progress = 1;
 
-	sdp_pe_lock(pe);
-	pe->kicked = 0;
-	sdp_pe_unlock(pe);
+	if (atomic_load_explicit(&pe->kicked, memory_order_relaxed)) {
+		sdp_pe_lock(pe);
+		pe->kicked = 0;
+		sdp_pe_unlock(pe);
+	}
 
 	made |= pe_for_each_ctx(pe, pe_ctx_progress);
 	made |= pe_run_completions(pe);

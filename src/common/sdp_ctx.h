@@ -23,6 +23,7 @@
 #define SDP_CTX_H_
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -197,8 +198,13 @@ struct doca_pe {
 	int event_fd;		   /* inside epoll_fd; written to wake the application */
 	int armed;		   /* (PE lock) request_notification was called */
 	int signaled;		   /* (PE lock) event_fd holds a wake-up */
-	int kicked;		   /* (PE lock) work arrived while not armed */
-	int in_progress;	   /* doca_pe_progress is running (re-entrancy guard) */
+	atomic_int kicked;	   /* (PE lock to set) work arrived while not armed */
+	/*
+	 * Set with `completed` (PE lock) and cleared when doca_pe_progress takes the list: an
+	 * idle progress call reads these two flags instead of taking the lock for each.
+	 */
+	atomic_int has_completed;
+	int in_progress; /* doca_pe_progress is running (re-entrancy guard) */
 	enum doca_pe_event_mode event_mode;
 };
 

@@ -54,6 +54,7 @@ void sdp_task_complete(struct doca_task *task, doca_error_t status)
 	task->status = status;
 	task->state = SDP_TASK_COMPLETED;
 	sdp_list_add_tail(&pe->completed, &task->link);
+	atomic_store_explicit(&pe->has_completed, 1, memory_order_relaxed);
 	sdp_pe_notify_locked(pe);
 	sdp_pe_unlock(pe);
 }

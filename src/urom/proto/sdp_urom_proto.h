@@ -1,0 +1,240 @@
+/*
+ * softdpu internal: the UROM wire format. The ONLY place that packs and parses bytes that cross
+ * a process boundary between the host library (libdoca_urom), the offload service
+ * (softdpu-uromd) and the worker runtime (softdpu-urom-worker). Fuzzed (tests/fuzz).
+ *
+ * Framing: every message is one UCP active message (AM id SDP_UROM_AM_ID) or, between the
+ * service and its own workers, one frame on a SOCK_SEQPACKET socketpair. Each starts with a
+ * fixed little-endian header:
+ *
+ *   u32 magic (SDP_UROM_MAGIC) | u16 proto version | u16 type | u64 req_id | u32 body length
+ *
+ * followed by the body. Integers are little-endian; byte strings carry a u32 length; strings
+ * are u32 length + bytes (no NUL on the wire). Every unpack function checks every length
+ * against what is left and returns DOCA_ERROR_INVALID_VALUE on any overrun, unknown type, bad
+ * magic or trailing garbage; it never reads past `len`. Unpacked pointers (byte strings,
+ * strings, arrays) point INTO the caller's buffer or into `struct sdp_urom_msg`'s fixed
+ * storage; they are valid as long as that buffer is.
+ *
+ * Versioning: SDP_UROM_PROTO_VERSION is bumped on any incompatible change. A peer that
+ * receives a header with another version answers (if it can) with SDP_UROM_MSG_VERSION_REJECT
+ * carrying its own version, and both sides log both versions; the host library then returns
+ * DOCA_ERROR_NOT_SUPPORTED.
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+#ifndef SDP_UROM_PROTO_H_
+#define SDP_UROM_PROTO_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "doca_error.h"
+
+#define SDP_UROM_MAGIC 0x4d525553u /* "SURM" */
+#define SDP_UROM_PROTO_VERSION 1
+#define SDP_UROM_AM_ID 7
+#define SDP_UROM_HDR_LEN 20
+
+#define SDP_UROM_NONCE_LEN 32 /* challenge nonces */
+#define SDP_UROM_MAC_LEN 32   /* crypto_auth_hmacsha256 */
+#define SDP_UROM_TOKEN_LEN 32 /* worker access token issued by the service */
+#define SDP_UROM_NAME_MAX 48  /* plugin names, incl. NUL (DOCA_UROM_PLUGIN_NAME_MAX_LEN) */
+#define SDP_UROM_MAX_PLUGINS 64
+#define SDP_UROM_MAX_ENV 64
+#define SDP_UROM_MAX_WORKERS_REPLY 1024
+#define SDP_UROM_CPUSET_WORDS 16 /* 1024 CPUs, as ucs_cpu_set_t */
+
+enum sdp_urom_msg_type {
+	/* host <-> service */
+	SDP_UROM_MSG_HELLO = 1,	     /* host: versions, client nonce, who I am */
+	SDP_UROM_MSG_CHALLENGE,	     /* service: server nonce + MAC proving it knows the secret */
+	SDP_UROM_MSG_AUTH,	     /* host: MAC over the server nonce */
+	SDP_UROM_MSG_WELCOME,	     /* service: accepted; limits, cpuset, plugins */
+	SDP_UROM_MSG_REJECT,	     /* service or worker: status + reason text */
+	SDP_UROM_MSG_VERSION_REJECT, /* any: "I speak version N", sent instead of a reply */
+	SDP_UROM_MSG_SPAWN,	     /* host: start or attach a worker */
+	SDP_UROM_MSG_SPAWN_REPLY,    /* service: status, worker id, address, token, dest id */
+	SDP_UROM_MSG_RELEASE,	     /* host: drop my connection to a worker */
+	SDP_UROM_MSG_RELEASE_REPLY,
+	SDP_UROM_MSG_GID_QUERY, /* host: workers of a group */
+	SDP_UROM_MSG_GID_REPLY,
+	SDP_UROM_MSG_STATUS_QUERY, /* CLI: the service's status */
+	SDP_UROM_MSG_STATUS_REPLY, /* JSON text */
+	SDP_UROM_MSG_WORKER_EXIT,  /* service -> host: a worker it uses died (unsolicited) */
+	/* host <-> worker (over the worker's UCP address) */
+	SDP_UROM_MSG_W_CONNECT = 32, /* host: token + dest id */
+	SDP_UROM_MSG_W_CONNECT_REPLY,
+	SDP_UROM_MSG_W_CMD,   /* host: one packed struct urom_worker_cmd */
+	SDP_UROM_MSG_W_NOTIF, /* worker: one notification as produced by notif_pack */
+	SDP_UROM_MSG_W_DISCONNECT,
+	/* service <-> its worker processes (socketpair) */
+	SDP_UROM_MSG_SW_READY = 64, /* worker: my UCP address, pid, plugins opened */
+	SDP_UROM_MSG_SW_ADD_HOST,   /* service: accept dest id with this token */
+	SDP_UROM_MSG_SW_DEL_HOST,   /* service: forget dest id */
+	SDP_UROM_MSG_SW_EXIT,	    /* service: shut down */
+};
+
+struct sdp_urom_hdr {
+	uint32_t magic;
+	uint16_t version;
+	uint16_t type;
+	uint64_t req_id;
+	uint32_t body_len;
+};
+
+/* A view of a byte string inside a message buffer. */
+struct sdp_urom_bytes {
+	const uint8_t *data;
+	uint32_t len;
+};
+
+struct sdp_urom_plugin_desc {
+	uint64_t id;	  /* single bit */
+	uint64_t version; /* urom_plugin_get_version() */
+	char name[SDP_UROM_NAME_MAX];
+};
+
+/* One decoded message; which member is valid depends on hdr.type. */
+struct sdp_urom_msg {
+	struct sdp_urom_hdr hdr;
+	union {
+		struct {
+			uint16_t min_version, max_version;
+			uint8_t nonce[SDP_UROM_NONCE_LEN];
+			uint32_t pid, uid;
+			struct sdp_urom_bytes hostname;
+			uint64_t max_msg_size; /* host's doca_urom_service_set_max_comm_msg_size */
+			uint32_t max_workers;  /* host's doca_urom_service_set_max_workers */
+		} hello;
+		struct {
+			uint8_t nonce[SDP_UROM_NONCE_LEN];
+			uint8_t mac
+				[SDP_UROM_MAC_LEN]; /* HMAC(secret, "svc" | client | server nonce) */
+		} challenge;
+		struct {
+			uint8_t mac
+				[SDP_UROM_MAC_LEN]; /* HMAC(secret, "host" | server | client nonce) */
+		} auth;
+		struct {
+			uint64_t max_msg_size; /* effective: min(host, service -m) */
+			uint64_t cpuset[SDP_UROM_CPUSET_WORDS];
+			struct sdp_urom_bytes service_version;
+			uint32_t num_plugins;
+			struct sdp_urom_plugin_desc plugins[SDP_UROM_MAX_PLUGINS];
+		} welcome;
+		struct {
+			uint32_t status; /* doca_error_t */
+			struct sdp_urom_bytes reason;
+		} reject;
+		struct {
+			uint16_t version;		/* the sender's protocol version */
+			struct sdp_urom_bytes software; /* e.g. "softdpu 0.1.0" */
+		} version_reject;
+		struct {
+			uint64_t worker_id; /* DOCA_UROM_WORKER_ID_ANY for a new one */
+			uint32_t gid;
+			uint64_t plugins; /* mask of plugin ids */
+			uint32_t has_cpuset;
+			uint64_t cpuset[SDP_UROM_CPUSET_WORDS];
+			uint32_t num_env;
+			struct sdp_urom_bytes env[SDP_UROM_MAX_ENV];
+		} spawn;
+		struct {
+			uint32_t status;
+			struct sdp_urom_bytes reason;
+			uint64_t worker_id;
+			uint64_t dest_id;
+			uint32_t pid;
+			uint8_t token[SDP_UROM_TOKEN_LEN];
+			struct sdp_urom_bytes worker_addr; /* UCP worker address */
+		} spawn_reply;
+		struct {
+			uint64_t worker_id, dest_id;
+		} release;
+		struct {
+			uint32_t status;
+		} release_reply;
+		struct {
+			uint32_t gid;
+		} gid_query;
+		struct {
+			uint32_t status;
+			uint32_t count;
+			/* count little-endian u64s: inside the buffer after unpack; for pack, the
+			 * caller's array (a uint64_t array on little-endian hosts) */
+			const uint8_t *ids;
+		} gid_reply;
+		struct {
+			uint32_t flags;
+		} status_query;
+		struct {
+			struct sdp_urom_bytes json;
+		} status_reply;
+		struct {
+			uint64_t worker_id;
+			int32_t exit_status; /* wait() status */
+		} worker_exit;
+		struct {
+			uint64_t dest_id;
+			uint8_t token[SDP_UROM_TOKEN_LEN];
+		} w_connect;
+		struct {
+			uint32_t status;
+			struct sdp_urom_bytes reason;
+		} w_connect_reply;
+		struct {
+			uint64_t dest_id;
+			struct sdp_urom_bytes cmd; /* struct urom_worker_cmd, header + payload */
+		} w_cmd;
+		struct {
+			uint64_t dest_id;
+			struct sdp_urom_bytes notif; /* packed struct urom_worker_notify */
+		} w_notif;
+		struct {
+			uint64_t dest_id;
+		} w_disconnect;
+		struct {
+			uint32_t pid;
+			uint32_t status; /* plugin loading outcome */
+			struct sdp_urom_bytes worker_addr;
+		} sw_ready;
+		struct {
+			uint64_t dest_id;
+			uint8_t token[SDP_UROM_TOKEN_LEN];
+		} sw_add_host;
+		struct {
+			uint64_t dest_id;
+		} sw_del_host;
+	} u;
+};
+
+/*
+ * Pack `msg` (hdr.type, hdr.req_id and the matching union member; magic, version and body
+ * length are filled in) into buf. DOCA_ERROR_TOO_BIG if it does not fit (*len_p then holds the
+ * size needed), DOCA_ERROR_INVALID_VALUE for an unknown type or out-of-range counts.
+ */
+doca_error_t sdp_urom_msg_pack(const struct sdp_urom_msg *msg, void *buf, size_t cap,
+			       size_t *len_p);
+
+/* Size the packed form of msg would take; 0 when msg cannot be packed (INVALID_VALUE). */
+size_t sdp_urom_msg_packed_size(const struct sdp_urom_msg *msg);
+
+/*
+ * Parse one message. DOCA_ERROR_NOT_SUPPORTED when the header is well formed but carries
+ * another protocol version (msg->hdr is filled so the caller can log and answer it; for a
+ * VERSION_REJECT, whose layout every version keeps, msg->u.version_reject too when its body is
+ * well formed, else zeroes); DOCA_ERROR_INVALID_VALUE for anything malformed, logged here with
+ * the field at fault (callers add only who sent it). A version mismatch is not logged here.
+ * Never reads beyond len; msg is untouched on INVALID_VALUE. On success only hdr and the union
+ * member of hdr.type are written (fields the message lacks read zero); the rest of msg->u keeps
+ * what it held.
+ */
+doca_error_t sdp_urom_msg_unpack(const void *buf, size_t len, struct sdp_urom_msg *msg);
+
+/* Read the little-endian u64 number i of a gid reply. */
+uint64_t sdp_urom_gid_reply_id(const struct sdp_urom_msg *msg, uint32_t i);
+
+/* "HELLO", "W_CMD", ... for logs; "UNKNOWN" otherwise. */
+const char *sdp_urom_msg_type_name(uint16_t type);
+
+#endif /* SDP_UROM_PROTO_H_ */

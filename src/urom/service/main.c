@@ -1,0 +1,820 @@
+/*
+ * softdpu-uromd: the UROM offload service.
+ *
+ * Start-up order: options (libdoca_argp) -> run directory -> pid file lock (refuse when a live
+ * daemon holds it) -> secret -> plugin scan (child process) -> daemon mode (double fork,
+ * setsid, log to <run dir>/uromd.log) -> pid file content -> signals (signalfd) -> UCP listener
+ * -> uromd.port / uromd.listen -> "ready" to the launcher -> event loop.
+ *
+ * In daemon mode the launching process waits (bounded) until the daemon is ready or failed,
+ * prints the daemon's warnings and errors of that phase on its own stderr, and exits 0 or 1,
+ * so `softdpu-uromd` without -f (and `softdpu service start`) report failures directly.
+ *
+ * The event loop blocks in epoll on the UCP wakeup fd, the signalfd and the workers' control
+ * sockets, with a timeout no longer than the next deadline (worker ready/exit, handshake).
+ * SIGTERM/SIGINT: SW_EXIT to every worker, wait up to 2 s, SIGKILL the rest, reap, close host
+ * connections, remove pid/port files, exit 0.
+ * Exit status: 0 ok, 1 failure to start or run, 2 bad command line.
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/file.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "doca_argp.h"
+#include "doca_log.h"
+#include "sdp_build_config.h"
+#include "sdp_config.h"
+#include "sdp_log.h"
+#include "uromd.h"
+#include "uromd_paths.h"
+
+SDP_LOG_COMPONENT("uromd");
+
+#define UROMD_EXIT_OK 0
+#define UROMD_EXIT_FAIL 1
+#define UROMD_EXIT_USAGE 2
+/* How long the launcher waits for the daemon to report ready. */
+#define UROMD_LAUNCH_TIMEOUT_MS 30000
+#define UROMD_READY_MARK '\001'
+
+/* Write end of the readiness pipe in daemon mode until ready (-1 otherwise). */
+static int uromd_ready_fd = -1;
+/* The stderr SDK backend (quieted in daemon mode, whose log goes to <run dir>/uromd.log). */
+static struct doca_log_backend *uromd_stderr_be;
+static char uromd_launch_log_buf[2048];
+
+uint64_t uromd_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* ---- options ------------------------------------------------------------------------------ */
+
+static doca_error_t opt_str(char **dst, const char *value)
+{
+	char *copy = strdup(value);
+
+	if (copy == NULL) {
+		sdp_error("out of memory");
+		return DOCA_ERROR_NO_MEMORY;
+	}
+	free(*dst);
+	*dst = copy;
+	return DOCA_SUCCESS;
+}
+
+static doca_error_t opt_max_msg_size(void *param, void *config)
+{
+	struct uromd_config *cfg = config;
+	int v = *(int *)param;
+
+	if (v < UROMD_MIN_MSG_SIZE || (unsigned int)v > UROMD_MAX_MSG_SIZE) {
+		sdp_error("-m/--max-msg-size %d: expected %d..%u bytes", v, UROMD_MIN_MSG_SIZE,
+			  UROMD_MAX_MSG_SIZE);
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	cfg->max_msg_size = (uint64_t)v;
+	return DOCA_SUCCESS;
+}
+
+static doca_error_t opt_max_workers(void *param, void *config)
+{
+	struct uromd_config *cfg = config;
+	int v = *(int *)param;
+
+	if (v < 0 || v > 65536) {
+		sdp_error("--max-workers %d: expected 0 (no limit) .. 65536", v);
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	cfg->max_workers = (uint32_t)v;
+	return DOCA_SUCCESS;
+}
+
+static doca_error_t opt_listen(void *param, void *config)
+{
+	return opt_str(&((struct uromd_config *)config)->listen, param);
+}
+
+static doca_error_t opt_cpuset(void *param, void *config)
+{
+	struct uromd_cpuset set;
+
+	if (uromd_cpuset_parse(param, &set) != DOCA_SUCCESS)
+		return DOCA_ERROR_INVALID_VALUE; /* logged */
+	return opt_str(&((struct uromd_config *)config)->cpuset_str, param);
+}
+
+static doca_error_t opt_plugin_path(void *param, void *config)
+{
+	return opt_str(&((struct uromd_config *)config)->plugin_path, param);
+}
+
+static doca_error_t opt_foreground(void *param, void *config)
+{
+	((struct uromd_config *)config)->foreground = *(bool *)param;
+	return DOCA_SUCCESS;
+}
+
+static doca_error_t opt_pid_file(void *param, void *config)
+{
+	return opt_str(&((struct uromd_config *)config)->pid_file, param);
+}
+
+static doca_error_t opt_secret_file(void *param, void *config)
+{
+	return opt_str(&((struct uromd_config *)config)->secret_file, param);
+}
+
+static doca_error_t opt_run_dir(void *param, void *config)
+{
+	return opt_str(&((struct uromd_config *)config)->run_dir, param);
+}
+
+static doca_error_t opt_register(const char *short_name, const char *long_name,
+				 const char *arguments, const char *description,
+				 enum doca_argp_type type, doca_argp_param_cb_t cb)
+{
+	struct doca_argp_param *param;
+	doca_error_t status;
+
+	status = doca_argp_param_create(&param);
+	if (status != DOCA_SUCCESS)
+		return status;
+	if (short_name != NULL)
+		doca_argp_param_set_short_name(param, short_name);
+	doca_argp_param_set_long_name(param, long_name);
+	if (arguments != NULL)
+		doca_argp_param_set_arguments(param, arguments);
+	doca_argp_param_set_description(param, description);
+	doca_argp_param_set_callback(param, cb);
+	doca_argp_param_set_type(param, type);
+	return doca_argp_register_param(param);
+}
+
+/* Split host:port ([v6]:port allowed; empty host = every interface). */
+static doca_error_t uromd_parse_listen(struct uromd_config *cfg)
+{
+	const char *s = cfg->listen, *colon = strrchr(s, ':');
+	char *end;
+	unsigned long port;
+	size_t hlen;
+
+	if (colon == NULL || colon[1] == '\0')
+		goto err_bad;
+	port = strtoul(colon + 1, &end, 10);
+	if (*end != '\0' || port > 65535 || !(colon[1] >= '0' && colon[1] <= '9'))
+		goto err_bad;
+	hlen = (size_t)(colon - s);
+	if (hlen >= 2 && s[0] == '[' && s[hlen - 1] == ']') {
+		s++;
+		hlen -= 2;
+	}
+	cfg->listen_host = strndup(s, hlen);
+	if (cfg->listen_host == NULL) {
+		sdp_error("out of memory");
+		return DOCA_ERROR_NO_MEMORY;
+	}
+	cfg->listen_port = (uint16_t)port;
+	return DOCA_SUCCESS;
+
+err_bad:
+	sdp_error("--listen %s: expected host:port (port 0..65535, 0 = any free port)",
+		  cfg->listen);
+	return DOCA_ERROR_INVALID_VALUE;
+}
+
+static doca_error_t uromd_parse_args(struct uromd *d, int argc, char **argv)
+{
+	uint32_t app_before = doca_log_level_get_global_lower_limit();
+	uint32_t sdk_before = doca_log_level_get_global_sdk_limit();
+	uint32_t app_after, sdk_after, level;
+	doca_error_t status;
+
+	d->cfg.max_msg_size = UROMD_DEFAULT_MSG_SIZE;
+	status = doca_argp_init("softdpu-uromd", &d->cfg);
+	if (status != DOCA_SUCCESS)
+		return status;
+	if ((status = opt_register("m", "max-msg-size", "<bytes>",
+				   "Maximum UROM message size (default 4096)", DOCA_ARGP_TYPE_INT,
+				   opt_max_msg_size)) != DOCA_SUCCESS ||
+	    (status =
+		     opt_register(NULL, "listen", "<host:port>",
+				  "Service address (default 127.0.0.1:18515; port 0 = any, written "
+				  "to <run dir>/uromd.port)",
+				  DOCA_ARGP_TYPE_STRING, opt_listen)) != DOCA_SUCCESS ||
+	    (status = opt_register(NULL, "max-workers", "<n>",
+				   "Most workers the service runs at once (default 0 = no limit)",
+				   DOCA_ARGP_TYPE_INT, opt_max_workers)) != DOCA_SUCCESS ||
+	    (status = opt_register(NULL, "cpuset", "<list>",
+				   "CPUs workers may use, like 0-7,9 (default: every CPU here)",
+				   DOCA_ARGP_TYPE_STRING, opt_cpuset)) != DOCA_SUCCESS ||
+	    (status = opt_register(NULL, "plugin-path", "<dir;dir>",
+				   "Plugin directories (default UROM_PLUGIN_PATH)",
+				   DOCA_ARGP_TYPE_STRING, opt_plugin_path)) != DOCA_SUCCESS ||
+	    (status = opt_register("f", "foreground", NULL,
+				   "Stay in the foreground, log to stderr (default: daemon mode)",
+				   DOCA_ARGP_TYPE_BOOLEAN, opt_foreground)) != DOCA_SUCCESS ||
+	    (status = opt_register(NULL, "pid-file", "<path>",
+				   "Pid file (default <run dir>/uromd.pid)", DOCA_ARGP_TYPE_STRING,
+				   opt_pid_file)) != DOCA_SUCCESS ||
+	    (status = opt_register(NULL, "secret-file", "<path>",
+				   "Service secret (default SOFTDPU_UROM_SECRET_FILE or the "
+				   "documented default path)",
+				   DOCA_ARGP_TYPE_STRING, opt_secret_file)) != DOCA_SUCCESS ||
+	    (status = opt_register(NULL, "run-dir", "<dir>",
+				   "Run directory (default SOFTDPU_UROM_RUN_DIR, "
+				   "$XDG_RUNTIME_DIR/softdpu or /tmp/softdpu-<uid>)",
+				   DOCA_ARGP_TYPE_STRING, opt_run_dir)) != DOCA_SUCCESS) {
+		doca_argp_destroy();
+		return status;
+	}
+	status = doca_argp_start(argc, argv);
+	doca_argp_destroy();
+	if (status != DOCA_SUCCESS)
+		return DOCA_ERROR_INVALID_VALUE;
+
+	/* Everything the service logs is SDK logging: -l and --sdk-log-level both set its level;
+	 * given both, the more verbose one wins. */
+	app_after = doca_log_level_get_global_lower_limit();
+	sdk_after = doca_log_level_get_global_sdk_limit();
+	if (app_after != app_before && sdk_after != sdk_before)
+		level = app_after > sdk_after ? app_after : sdk_after;
+	else if (app_after != app_before)
+		level = app_after;
+	else
+		level = sdk_after;
+	doca_log_level_set_global_sdk_limit(level);
+	d->cfg.log_level = level;
+
+	if (d->cfg.listen == NULL && opt_str(&d->cfg.listen, "127.0.0.1:18515") != DOCA_SUCCESS)
+		return DOCA_ERROR_NO_MEMORY;
+	return uromd_parse_listen(&d->cfg);
+}
+
+static void uromd_config_fini(struct uromd_config *cfg)
+{
+	free(cfg->listen);
+	free(cfg->listen_host);
+	free(cfg->cpuset_str);
+	free(cfg->plugin_path);
+	free(cfg->pid_file);
+	free(cfg->secret_file);
+	free(cfg->run_dir);
+}
+
+/* ---- files -------------------------------------------------------------------------------- */
+
+/* Lock the pid file; refuse when a live daemon holds it. Returns the locked fd. */
+static doca_error_t uromd_pid_lock(const char *path, int *fd_p)
+{
+	char buf[32];
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		sdp_error("failed to open pid file %s: %m", path);
+		return errno == EACCES ? DOCA_ERROR_NOT_PERMITTED : DOCA_ERROR_IO_FAILED;
+	}
+	n = pread(fd, buf, sizeof(buf) - 1, 0);
+	buf[n > 0 ? n : 0] = '\0';
+	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+		if (errno == EWOULDBLOCK)
+			sdp_error("softdpu-uromd is already running (pid %ld, pid file %s)",
+				  strtol(buf, NULL, 10), path);
+		else
+			sdp_error("failed to lock pid file %s: %m", path);
+		close(fd);
+		return DOCA_ERROR_IN_USE;
+	}
+	if (n > 0 && buf[0] != '\n')
+		sdp_warn(
+			"pid file %s names pid %ld, which is not a running softdpu-uromd; replacing "
+			"it",
+			path, strtol(buf, NULL, 10));
+	*fd_p = fd;
+	return DOCA_SUCCESS;
+}
+
+static doca_error_t uromd_pid_write(int fd, const char *path)
+{
+	char buf[32];
+	int len = snprintf(buf, sizeof(buf), "%d\n", (int)getpid());
+
+	if (ftruncate(fd, 0) != 0 || pwrite(fd, buf, (size_t)len, 0) != len) {
+		sdp_error("failed to write pid file %s: %m", path);
+		return DOCA_ERROR_IO_FAILED;
+	}
+	return DOCA_SUCCESS;
+}
+
+/* Write a small file atomically (temp file + rename). */
+static doca_error_t uromd_write_file(const char *path, const char *text)
+{
+	char tmp[PATH_MAX + 16];
+	size_t len = strlen(text);
+	int fd;
+
+	snprintf(tmp, sizeof(tmp), "%s.%d", path, (int)getpid());
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		sdp_error("failed to create %s: %m", tmp);
+		return DOCA_ERROR_IO_FAILED;
+	}
+	if (write(fd, text, len) != (ssize_t)len) {
+		sdp_error("failed to write %s: %m", tmp);
+		close(fd);
+		unlink(tmp);
+		return DOCA_ERROR_IO_FAILED;
+	}
+	close(fd);
+	if (rename(tmp, path) != 0) {
+		sdp_error("failed to rename %s to %s: %m", tmp, path);
+		unlink(tmp);
+		return DOCA_ERROR_IO_FAILED;
+	}
+	return DOCA_SUCCESS;
+}
+
+static int uromd_is_executable(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
+}
+
+/* SOFTDPU_UROM_WORKER_BIN, else softdpu-urom-worker next to this program (or where the build
+ * tree puts it), else on PATH. */
+static void uromd_find_worker(struct uromd *d)
+{
+	const char *bin = sdp_config_get_string(SDP_CFG_UROM_WORKER_BIN);
+	const char *name = "softdpu-urom-worker", *path_env;
+	char self[PATH_MAX], cand[PATH_MAX + 64];
+	ssize_t n;
+
+	if (bin != NULL && *bin != '\0') {
+		if (strchr(bin, '/') != NULL) {
+			if (sdp_uromd_abs_path(bin, d->worker_bin, sizeof(d->worker_bin)) !=
+			    DOCA_SUCCESS)
+				d->worker_bin[0] = '\0';
+			goto check;
+		}
+		name = bin;
+	} else {
+		n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+		if (n > 0) {
+			char *slash;
+
+			self[n] = '\0';
+			slash = strrchr(self, '/');
+			if (slash != NULL) {
+				*slash = '\0';
+				/* Installed: side by side. Build tree: src/urom/{service,worker}. */
+				snprintf(cand, sizeof(cand), "%s/%s", self, name);
+				if (!uromd_is_executable(cand))
+					snprintf(cand, sizeof(cand), "%s/../worker/%s", self, name);
+				if (uromd_is_executable(cand)) {
+					snprintf(d->worker_bin, sizeof(d->worker_bin), "%s", cand);
+					goto check;
+				}
+			}
+		}
+	}
+	path_env = getenv("PATH");
+	if (path_env != NULL) {
+		char *copy = strdup(path_env), *save = NULL;
+
+		for (char *dir = copy ? strtok_r(copy, ":", &save) : NULL; dir != NULL;
+		     dir = strtok_r(NULL, ":", &save)) {
+			snprintf(cand, sizeof(cand), "%s/%s", dir, name);
+			if (uromd_is_executable(cand)) {
+				snprintf(d->worker_bin, sizeof(d->worker_bin), "%s", cand);
+				break;
+			}
+		}
+		free(copy);
+	}
+check:
+	if (d->worker_bin[0] == '\0' || !uromd_is_executable(d->worker_bin)) {
+		sdp_warn(
+			"worker binary %s not found (SOFTDPU_UROM_WORKER_BIN, next to softdpu-uromd, "
+			"in its build tree or on PATH): spawning workers will fail",
+			d->worker_bin[0] ? d->worker_bin : name);
+		if (d->worker_bin[0] == '\0')
+			snprintf(d->worker_bin, sizeof(d->worker_bin), "%s", name);
+	} else {
+		sdp_debug("worker binary %s", d->worker_bin);
+	}
+}
+
+/* ---- daemon mode -------------------------------------------------------------------------- */
+
+/* SDK log records of the start-up phase also go to the launcher (WARNING and worse). */
+static void uromd_launch_log_flush(char *buf)
+{
+	size_t len = strlen(buf);
+
+	if (uromd_ready_fd < 0 || len == 0)
+		return;
+	if (write(uromd_ready_fd, buf, len) < 0)
+		return;
+	if (buf[len - 1] != '\n' && write(uromd_ready_fd, "\n", 1) < 0)
+		return;
+}
+
+/* The launcher side: relay the daemon's start-up messages, exit 0 when it reports ready. */
+static void __attribute__((noreturn)) uromd_launcher(int rfd, pid_t child, const char *log_path)
+{
+	uint64_t deadline = uromd_now_ms() + UROMD_LAUNCH_TIMEOUT_MS;
+	int ready = 0, wstatus;
+	ssize_t kept = 0;
+
+	for (;;) {
+		struct pollfd p = {.fd = rfd, .events = POLLIN};
+		uint64_t now = uromd_now_ms();
+		char buf[1024];
+		ssize_t n;
+
+		if (now >= deadline) {
+			sdp_error("the daemon did not report ready within %d s; see %s",
+				  UROMD_LAUNCH_TIMEOUT_MS / 1000, log_path);
+			break;
+		}
+		if (poll(&p, 1, (int)(deadline - now)) <= 0)
+			continue;
+		n = read(rfd, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		/* The daemon's records, already formatted: pass them on as they are. */
+		for (ssize_t i = 0; i < n; i++) {
+			if (buf[i] == UROMD_READY_MARK)
+				ready = 1;
+			else
+				buf[kept++] = buf[i];
+		}
+		if (kept > 0 && write(STDERR_FILENO, buf, (size_t)kept) < 0)
+			kept = 0;
+		kept = 0;
+	}
+	while (waitpid(child, &wstatus, 0) < 0 && errno == EINTR)
+		;
+	if (!ready)
+		sdp_error("softdpu-uromd failed to start (log %s)", log_path);
+	exit(ready ? UROMD_EXIT_OK : UROMD_EXIT_FAIL);
+}
+
+/*
+ * Daemon mode: the whole log (start-up included) goes to <run dir>/uromd.log from now on; the
+ * terminal keeps only warnings and errors.
+ */
+static void uromd_open_log(const struct uromd *d)
+{
+	struct doca_log_backend *be;
+	char path[PATH_MAX + 32];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", d->run_dir, SDP_UROMD_LOG_FILE);
+	f = fopen(path, "ae");
+	if (f == NULL) {
+		sdp_warn("failed to open log file %s: %m", path);
+		return;
+	}
+	setvbuf(f, NULL, _IOLBF, 0);
+	/* The stream lives as long as the process: DOCA log backends cannot be destroyed. */
+	if (doca_log_backend_create_with_file_sdk(f, &be) != DOCA_SUCCESS) {
+		fclose(f);
+		return;
+	}
+	doca_log_backend_set_sdk_level(uromd_stderr_be, DOCA_LOG_LEVEL_WARNING);
+}
+
+/* Double fork; returns in the daemon process with stdout/stderr on the log file. */
+static doca_error_t uromd_daemonize(struct uromd *d)
+{
+	char log_path[PATH_MAX + 32];
+	struct doca_log_backend *be;
+	int pfd[2], logfd, nullfd;
+	pid_t pid;
+
+	snprintf(log_path, sizeof(log_path), "%s/%s", d->run_dir, SDP_UROMD_LOG_FILE);
+	if (pipe2(pfd, O_CLOEXEC) != 0) {
+		sdp_error("pipe2 failed: %m");
+		return DOCA_ERROR_OPERATING_SYSTEM;
+	}
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		sdp_error("fork failed: %m");
+		close(pfd[0]);
+		close(pfd[1]);
+		return DOCA_ERROR_OPERATING_SYSTEM;
+	}
+	if (pid > 0) {
+		close(pfd[1]);
+		uromd_launcher(pfd[0], pid, log_path);
+	}
+	close(pfd[0]);
+	if (setsid() < 0) {
+		sdp_error("setsid failed: %m");
+		_exit(UROMD_EXIT_FAIL);
+	}
+	pid = fork();
+	if (pid < 0) {
+		sdp_error("fork failed: %m");
+		_exit(UROMD_EXIT_FAIL);
+	}
+	if (pid > 0)
+		_exit(UROMD_EXIT_OK);
+
+	/* The daemon. */
+	uromd_ready_fd = pfd[1];
+	if (doca_log_backend_create_with_buf_sdk(uromd_launch_log_buf, sizeof(uromd_launch_log_buf),
+						 uromd_launch_log_flush, &be) == DOCA_SUCCESS)
+		doca_log_backend_set_sdk_level(be, DOCA_LOG_LEVEL_WARNING);
+	logfd = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+	if (logfd < 0) {
+		sdp_error("failed to open log file %s: %m", log_path);
+		return DOCA_ERROR_IO_FAILED;
+	}
+	nullfd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (nullfd >= 0) {
+		dup2(nullfd, 0);
+		close(nullfd);
+	}
+	fflush(NULL);
+	dup2(logfd, 1);
+	dup2(logfd, 2);
+	close(logfd);
+	/* stderr is the log file now, which has its own backend since start-up. */
+	doca_log_backend_set_sdk_level(uromd_stderr_be, DOCA_LOG_LEVEL_DISABLE);
+	if (chdir("/") != 0)
+		sdp_warn("chdir / failed: %m");
+	umask(077);
+	return DOCA_SUCCESS;
+}
+
+static void uromd_report_ready(void)
+{
+	char mark = UROMD_READY_MARK;
+
+	if (uromd_ready_fd < 0)
+		return;
+	if (write(uromd_ready_fd, &mark, 1) != 1)
+		sdp_warn("failed to tell the launcher the service is ready: %m");
+	close(uromd_ready_fd);
+	uromd_ready_fd = -1;
+}
+
+/* ---- the loop ----------------------------------------------------------------------------- */
+
+static doca_error_t uromd_loop(struct uromd *d, int sigfd)
+{
+	static int sig_tag, ucx_tag;
+	struct epoll_event ev;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.events = EPOLLIN;
+	ev.data.ptr = &sig_tag;
+	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, sigfd, &ev) != 0) {
+		sdp_error("epoll_ctl(signalfd) failed: %m");
+		return DOCA_ERROR_OPERATING_SYSTEM;
+	}
+	ev.data.ptr = &ucx_tag;
+	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, d->ucx.efd, &ev) != 0) {
+		sdp_error("epoll_ctl(UCP wakeup fd) failed: %m");
+		return DOCA_ERROR_OPERATING_SYSTEM;
+	}
+
+	while (!d->stopping) {
+		struct epoll_event evs[32];
+		uint64_t now, next = 0, t;
+		int timeout = 1000, nev, busy = 0, i;
+
+		while (sdp_ucx_worker_progress(&d->ucx) && busy < 1000)
+			busy++;
+		now = uromd_now_ms();
+		t = uromd_conn_timers(d, now);
+		if (t != 0)
+			next = t;
+		t = uromd_worker_timers(d, now);
+		if (t != 0 && (next == 0 || t < next))
+			next = t;
+		if (next != 0)
+			timeout = next <= now ? 0 : (next - now < 1000 ? (int)(next - now) : 1000);
+		if (busy >= 1000)
+			timeout = 0;
+		else if (timeout > 0 && sdp_ucx_worker_arm(&d->ucx) == DOCA_ERROR_AGAIN)
+			continue;
+
+		nev = epoll_wait(d->epfd, evs, 32, timeout);
+		if (nev < 0) {
+			if (errno == EINTR)
+				continue;
+			sdp_error("epoll_wait failed: %m");
+			return DOCA_ERROR_OPERATING_SYSTEM;
+		}
+		/* Control sockets first: reaping (below) frees workers. */
+		for (i = 0; i < nev; i++)
+			if (evs[i].data.ptr != &sig_tag && evs[i].data.ptr != &ucx_tag)
+				uromd_worker_ctrl_event(d, evs[i].data.ptr, evs[i].events);
+		for (i = 0; i < nev; i++) {
+			struct signalfd_siginfo si;
+
+			if (evs[i].data.ptr != &sig_tag)
+				continue;
+			while (read(sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+				if (si.ssi_signo == SIGCHLD)
+					continue;
+				if (si.ssi_signo == SIGHUP) {
+					sdp_info("SIGHUP from pid %u ignored: nothing to reload",
+						 si.ssi_pid);
+					continue;
+				}
+				sdp_info("signal %u (%s) from pid %u: shutting down", si.ssi_signo,
+					 strsignal((int)si.ssi_signo), si.ssi_pid);
+				d->stopping = 1;
+			}
+			uromd_worker_reap(d);
+		}
+	}
+	return DOCA_SUCCESS;
+}
+
+static doca_error_t uromd_setup_cpus(struct uromd *d)
+{
+	cpu_set_t cs;
+	char given[1024], present[1024];
+
+	CPU_ZERO(&cs);
+	if (sched_getaffinity(0, sizeof(cs), &cs) != 0) {
+		sdp_error("sched_getaffinity failed: %m");
+		return DOCA_ERROR_OPERATING_SYSTEM;
+	}
+	for (int c = 0; c < UROMD_MAX_CPUS && c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &cs))
+			d->present.bits[c / 64] |= 1ULL << (c % 64);
+	if (d->cfg.cpuset_str == NULL) {
+		d->cpuset = d->present;
+		return DOCA_SUCCESS;
+	}
+	if (uromd_cpuset_parse(d->cfg.cpuset_str, &d->cpuset) != DOCA_SUCCESS)
+		return DOCA_ERROR_INVALID_VALUE;
+	if (!uromd_cpuset_is_subset(&d->cpuset, &d->present)) {
+		struct uromd_cpuset usable;
+
+		uromd_cpuset_format(&d->cpuset, given, sizeof(given));
+		uromd_cpuset_format(&d->present, present, sizeof(present));
+		uromd_cpuset_and(&d->cpuset, &d->present, &usable);
+		sdp_warn(
+			"--cpuset %s names CPUs this machine lacks (this service may use %s): it is "
+			"reported to hosts as given, workers are pinned to the CPUs that exist%s",
+			given, present,
+			uromd_cpuset_empty(&usable) ? " (none of them: all of these)" : "");
+	}
+	return DOCA_SUCCESS;
+}
+
+int main(int argc, char **argv)
+{
+	struct uromd d;
+	char text[PATH_MAX + 64], secret_path[PATH_MAX];
+	int pid_fd = -1, sigfd = -1, rc = UROMD_EXIT_FAIL;
+	const char *plugin_path;
+	doca_error_t status;
+	sigset_t mask;
+
+	memset(&d, 0, sizeof(d));
+	d.epfd = -1;
+	d.next_dest_id = 1;
+	d.start_ms = uromd_now_ms();
+	if (doca_log_backend_create_with_file_sdk(stderr, &uromd_stderr_be) != DOCA_SUCCESS) {
+		sdp_error("cannot create the stderr log backend");
+		return UROMD_EXIT_FAIL;
+	}
+	status = uromd_parse_args(&d, argc, argv);
+	if (status != DOCA_SUCCESS) {
+		uromd_config_fini(&d.cfg);
+		return status == DOCA_ERROR_INVALID_VALUE ? UROMD_EXIT_USAGE : UROMD_EXIT_FAIL;
+	}
+
+	/* Paths are made absolute: the daemon changes to / . */
+	if (sdp_uromd_run_dir(d.cfg.run_dir, d.run_dir, sizeof(d.run_dir)) != DOCA_SUCCESS ||
+	    sdp_uromd_run_dir_create(d.run_dir) != DOCA_SUCCESS)
+		goto out;
+	if (!d.cfg.foreground)
+		uromd_open_log(&d);
+	if (d.cfg.pid_file != NULL) {
+		if (sdp_uromd_abs_path(d.cfg.pid_file, d.pid_path, sizeof(d.pid_path)) !=
+		    DOCA_SUCCESS)
+			goto out;
+	} else {
+		snprintf(d.pid_path, sizeof(d.pid_path), "%s/%s", d.run_dir, SDP_UROMD_PID_FILE);
+	}
+	snprintf(d.port_path, sizeof(d.port_path), "%s/%s", d.run_dir, SDP_UROMD_PORT_FILE);
+	snprintf(d.listen_path, sizeof(d.listen_path), "%s/%s", d.run_dir, SDP_UROMD_LISTEN_FILE);
+	if (d.cfg.secret_file != NULL)
+		status = sdp_uromd_abs_path(d.cfg.secret_file, secret_path, sizeof(secret_path));
+	else
+		status = sdp_urom_secret_path(secret_path, sizeof(secret_path));
+	if (status != DOCA_SUCCESS)
+		goto out;
+	if (uromd_setup_cpus(&d) != DOCA_SUCCESS)
+		goto out;
+
+	if (uromd_pid_lock(d.pid_path, &pid_fd) != DOCA_SUCCESS)
+		goto out;
+	if (sdp_urom_secret_load_or_create(secret_path, d.secret) != DOCA_SUCCESS)
+		goto out_unlink;
+	uromd_find_worker(&d);
+	plugin_path = d.cfg.plugin_path ? d.cfg.plugin_path :
+					  sdp_config_get_string(SDP_CFG_UROM_PLUGIN_PATH);
+	if (uromd_scan_plugins(plugin_path, &d.scan) != DOCA_SUCCESS)
+		goto out_unlink;
+
+	if (!d.cfg.foreground && uromd_daemonize(&d) != DOCA_SUCCESS)
+		goto out_unlink;
+	if (uromd_pid_write(pid_fd, d.pid_path) != DOCA_SUCCESS)
+		goto out_unlink;
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGCHLD);
+	sigaddset(&mask, SIGHUP);
+	if (sigprocmask(SIG_BLOCK, &mask, NULL) != 0) {
+		sdp_error("sigprocmask failed: %m");
+		goto out_unlink;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	sigfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (sigfd < 0) {
+		sdp_error("signalfd failed: %m");
+		goto out_unlink;
+	}
+	d.epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (d.epfd < 0) {
+		sdp_error("epoll_create1 failed: %m");
+		goto out_close_sig;
+	}
+	if (uromd_conn_listen(&d) != DOCA_SUCCESS)
+		goto out_close_ep;
+	snprintf(text, sizeof(text), "%u\n", d.bound_port);
+	if (uromd_write_file(d.port_path, text) != DOCA_SUCCESS)
+		goto out_close_ucx;
+	snprintf(text, sizeof(text), "%s:%u\n", d.cfg.listen_host, d.bound_port);
+	if (uromd_write_file(d.listen_path, text) != DOCA_SUCCESS)
+		goto out_close_ucx;
+	sdp_info("softdpu-uromd %s (pid %d) listening on %s:%u, %zu plugin(s), max message size "
+		 "%" PRIu64 ", run dir %s",
+		 SOFTDPU_VERSION, (int)getpid(), d.cfg.listen_host[0] ? d.cfg.listen_host : "*",
+		 d.bound_port, d.scan.num_plugins, d.cfg.max_msg_size, d.run_dir);
+	uromd_report_ready();
+
+	if (uromd_loop(&d, sigfd) == DOCA_SUCCESS)
+		rc = UROMD_EXIT_OK;
+	d.stopping = 1;
+	uromd_worker_shutdown_all(&d, sigfd);
+	uromd_conn_close_all(&d);
+	sdp_info("softdpu-uromd (pid %d) stopped", (int)getpid());
+
+out_close_ucx:
+	unlink(d.port_path);
+	unlink(d.listen_path);
+	if (d.listener != NULL)
+		sdp_ucx_listener_destroy(&d.ucx, d.listener);
+	sdp_ucx_worker_fini(&d.ucx);
+	if (d.ucp_ctx != NULL)
+		sdp_ucx_context_destroy(d.ucp_ctx);
+out_close_ep:
+	close(d.epfd);
+out_close_sig:
+	close(sigfd);
+out_unlink:
+	unlink(d.pid_path); /* ours: we hold its lock */
+	close(pid_fd);
+out:
+	uromd_scan_result_fini(&d.scan);
+	uromd_config_fini(&d.cfg);
+	return rc;
+}

@@ -1,0 +1,218 @@
+/*
+ * softdpu-uromd internals: the state of the UROM offload service shared by its parts.
+ *
+ *   main.c    options, run dir, pid file, daemon mode, the event loop, orderly shutdown
+ *   scan.c    plugin discovery in a child process (a crashing .so only kills the child)
+ *   spawn.c   worker processes: spawn, control socket, release, death, reaping
+ *   conn.c    host connections over UCX: handshake, authentication, requests
+ *   status.c  the JSON status document
+ *   cpuset.c  CPU list parsing and printing ("0-7,9")
+ *
+ * The service is single-threaded: everything below is touched only by the event loop (UCX
+ * callbacks run inside sdp_ucx_worker_progress, called from that loop).
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+#ifndef SDP_UROMD_H_
+#define SDP_UROMD_H_
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <ucp/api/ucp.h>
+
+#include "doca_error.h"
+#include "sdp_ucx.h"
+#include "sdp_urom_auth.h"
+#include "sdp_urom_proto.h"
+
+#define UROMD_DEFAULT_PORT 18515
+#define UROMD_DEFAULT_MSG_SIZE 4096
+#define UROMD_MIN_MSG_SIZE 64
+#define UROMD_MAX_MSG_SIZE (16u << 20)
+#define UROMD_MAX_CPUS (SDP_UROM_CPUSET_WORDS * 64)
+/* How long a worker may take to report SW_READY, and to exit after SW_EXIT. */
+#define UROMD_WORKER_READY_MS 10000
+#define UROMD_WORKER_EXIT_MS 2000
+/* A host must finish the handshake within this time. */
+#define UROMD_HANDSHAKE_MS 10000
+/* A rejected connection is closed this long after the reply went out (unless the peer closes). */
+#define UROMD_LINGER_MS 1000
+/* Fresh ids for DOCA_UROM_WORKER_ID_ANY start here, far from ids applications pick. */
+#define UROMD_ANY_ID_BASE (1ULL << 62)
+#define UROMD_WORKER_ID_ANY UINT64_MAX
+
+/* A CPU set as carried on the wire (bit i of word i / 64 = CPU i). */
+struct uromd_cpuset {
+	uint64_t bits[SDP_UROM_CPUSET_WORDS];
+};
+
+struct uromd_plugin {
+	uint64_t id; /* single bit, stable for the daemon's lifetime */
+	uint64_t version;
+	char name[SDP_UROM_NAME_MAX];
+	char *path;
+};
+
+struct uromd_skipped {
+	char *path;
+	char *reason;
+};
+
+struct uromd_scan_result {
+	struct uromd_plugin *plugins;
+	size_t num_plugins;
+	struct uromd_skipped *skipped;
+	size_t num_skipped;
+};
+
+struct uromd_conn;
+
+/* One host connection using a worker (told apart by dest_id). */
+struct uromd_owner {
+	struct uromd_conn *conn;
+	uint64_t dest_id;
+	uint8_t token[SDP_UROM_TOKEN_LEN]; /* what the host must present to the worker */
+	uint64_t req_id;		   /* the SPAWN request still waiting for a reply */
+	int reply_pending;		   /* SPAWN_REPLY not sent yet (worker not ready) */
+};
+
+enum uromd_worker_state {
+	UROMD_WORKER_STARTING, /* forked, SW_READY not received */
+	UROMD_WORKER_READY,
+	UROMD_WORKER_EXITING, /* SW_EXIT sent (or failed): SIGKILL at the deadline */
+	UROMD_WORKER_DEAD,    /* reaped, being removed */
+};
+
+struct uromd_worker {
+	struct uromd_worker *next;
+	uint64_t id;
+	uint32_t gid;
+	pid_t pid;
+	uint64_t plugins; /* mask of plugin ids */
+	int ctrl_fd;	  /* service end of the SOCK_SEQPACKET control socket, -1 once closed */
+	char *log_path;
+	enum uromd_worker_state state;
+	int has_env; /* spawned with an environment (a later one is refused anyway) */
+	void *addr;  /* UCP worker address from SW_READY */
+	size_t addr_len;
+	uint64_t deadline_ms; /* ready deadline (STARTING) or kill deadline (EXITING); 0 = none */
+	struct uromd_owner *owners;
+	size_t num_owners;
+	size_t cap_owners;
+};
+
+enum uromd_conn_state {
+	UROMD_CONN_HELLO,  /* accepted, waiting for HELLO */
+	UROMD_CONN_AUTH,   /* CHALLENGE sent, waiting for AUTH */
+	UROMD_CONN_READY,  /* authenticated */
+	UROMD_CONN_DOOMED, /* to be closed by the loop (rejected, peer gone, timed out) */
+};
+
+struct uromd_conn {
+	struct uromd_conn *next;
+	ucp_ep_h ep;
+	enum uromd_conn_state state;
+	int peer_failed; /* UCX reported an error on ep: close without flushing */
+	char peer[96];	 /* "ip:port" of the host */
+	uint8_t client_nonce[SDP_UROM_NONCE_LEN];
+	uint8_t server_nonce[SDP_UROM_NONCE_LEN];
+	uint32_t pid;
+	uint32_t uid;
+	char hostname[64];
+	uint64_t max_msg_size; /* effective */
+	uint32_t max_workers;  /* the host's limit for this connection, 0 = none */
+	uint64_t deadline_ms;  /* handshake or linger deadline; 0 = none */
+};
+
+struct uromd_config {
+	char *listen;	   /* host:port as given */
+	char *listen_host; /* parsed */
+	uint16_t listen_port;
+	uint64_t max_msg_size;
+	uint32_t max_workers; /* 0 = unlimited */
+	char *cpuset_str;     /* as given, NULL = all CPUs */
+	char *plugin_path;    /* semicolon-separated; NULL = UROM_PLUGIN_PATH */
+	int foreground;
+	char *pid_file;
+	char *secret_file;
+	char *run_dir;
+	uint32_t log_level; /* level handed to workers (-l) */
+};
+
+struct uromd {
+	struct uromd_config cfg;
+	char run_dir[PATH_MAX];
+	char pid_path[PATH_MAX + 64];
+	char port_path[PATH_MAX + 64];
+	char listen_path[PATH_MAX + 64];
+	char worker_bin[PATH_MAX + 64];
+	uint8_t secret[SDP_UROM_SECRET_LEN];
+	struct uromd_cpuset cpuset;  /* as given (reported to hosts) */
+	struct uromd_cpuset present; /* CPUs this daemon may run on */
+	struct uromd_scan_result scan;
+	uint64_t start_ms; /* CLOCK_MONOTONIC */
+	uint16_t bound_port;
+
+	ucp_context_h ucp_ctx;
+	struct sdp_ucx_worker ucx;
+	int ucx_ready;
+	ucp_listener_h listener;
+
+	struct uromd_conn *conns;
+	struct uromd_worker *workers;
+	uint64_t next_any_id;
+	uint64_t next_spawn_seq; /* names a worker's log until its pid is known */
+	uint64_t next_dest_id;
+	int epfd;
+	int stopping;
+};
+
+/* main.c */
+uint64_t uromd_now_ms(void);
+
+/* cpuset.c: "0-7,9" <-> bits. INVALID_VALUE (logged, naming what) for a bad list. */
+doca_error_t uromd_cpuset_parse(const char *str, struct uromd_cpuset *set_p);
+void uromd_cpuset_format(const struct uromd_cpuset *set, char *buf, size_t size);
+int uromd_cpuset_is_subset(const struct uromd_cpuset *a, const struct uromd_cpuset *b);
+int uromd_cpuset_empty(const struct uromd_cpuset *set);
+void uromd_cpuset_and(const struct uromd_cpuset *a, const struct uromd_cpuset *b,
+		      struct uromd_cpuset *out);
+
+/* scan.c: scan the semicolon-separated directory list (may be empty). */
+doca_error_t uromd_scan_plugins(const char *path_list, struct uromd_scan_result *result_p);
+void uromd_scan_result_fini(struct uromd_scan_result *result);
+
+/* spawn.c */
+struct uromd_worker *uromd_worker_find(struct uromd *d, uint64_t id);
+/* Handle a SPAWN request of conn (replies itself, success or not). */
+void uromd_worker_spawn_request(struct uromd *d, struct uromd_conn *conn,
+				const struct sdp_urom_msg *req);
+/* Handle a RELEASE request of conn. */
+void uromd_worker_release_request(struct uromd *d, struct uromd_conn *conn,
+				  const struct sdp_urom_msg *req);
+/* Drop every use of conn (connection gone). */
+void uromd_worker_drop_conn(struct uromd *d, struct uromd_conn *conn);
+/* Control socket readable / hung up. */
+void uromd_worker_ctrl_event(struct uromd *d, struct uromd_worker *w, uint32_t events);
+/* Reap every exited child and tell the owners. */
+void uromd_worker_reap(struct uromd *d);
+/* Deadlines: kill late workers. Returns the next deadline (0 = none). */
+uint64_t uromd_worker_timers(struct uromd *d, uint64_t now);
+/* Ask every worker to exit, wait up to UROMD_WORKER_EXIT_MS, SIGKILL the rest, reap all. */
+void uromd_worker_shutdown_all(struct uromd *d, int sigfd);
+size_t uromd_worker_count_live(const struct uromd *d);
+
+/* conn.c */
+doca_error_t uromd_conn_listen(struct uromd *d);
+/* Close doomed connections, enforce handshake deadlines; returns the next deadline. */
+uint64_t uromd_conn_timers(struct uromd *d, uint64_t now);
+void uromd_conn_close_all(struct uromd *d);
+/* Pack msg and send it to conn (logs a failure; the connection is doomed then). */
+void uromd_conn_send(struct uromd *d, struct uromd_conn *conn, struct sdp_urom_msg *msg);
+
+/* status.c: the JSON status document (malloc'd, NUL-terminated). */
+doca_error_t uromd_status_json(const struct uromd *d, char **json_p, size_t *len_p);
+
+#endif /* SDP_UROMD_H_ */

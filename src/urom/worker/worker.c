@@ -1,0 +1,918 @@
+/*
+ * softdpu-urom-worker: the runtime loop (see urom_worker.h for the protocol it plays).
+ *
+ * Received UCP messages are handled as sdp_ucx delivers them, after ucp_worker_progress has
+ * returned, so handlers may send freely. Per command: a malloc'd struct urom_worker_cmd_desc
+ * goes to the plugin whose id equals the command type (the plugin frees it); afterwards every
+ * plugin's progress runs until it reports DOCA_ERROR_EMPTY and each notification is packed with
+ * the plugin's notif_pack into max_msg_size bytes and sent to its dest id.
+ *
+ * Sleeping: for SDP_UROM_WORKER_POLL_US (50 us) after the last activity the loop keeps polling,
+ * because the next command of a busy host usually arrives within microseconds and catching it
+ * awake spares both processes a wakeup (measured on an idle 16-core machine: graph loopback
+ * round trip 21 -> 13 us). After that quiet window the UCP worker is armed and the loop sleeps
+ * in epoll, so an idle worker uses no CPU. A plugin that accepted commands without answering
+ * them yet may need its own progress calls (it can have transports of its own that this loop
+ * cannot see), so while such commands are outstanding the sleep is short (1 ms, growing to
+ * 16 ms); with nothing outstanding it is 1 s, only to stay bounded.
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+#include "urom_worker.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <signal.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "doca_urom_plugin.h"
+
+#include "sdp_log.h"
+#include "sdp_ucx.h"
+#include "sdp_urom_auth.h"
+#include "sdp_urom_plugin.h"
+#include "sdp_urom_proto.h"
+
+SDP_LOG_COMPONENT("urom_worker");
+
+#define SDP_UROM_WORKER_CTRL_BUF (64 * 1024)
+#define SDP_UROM_WORKER_MSG_OVERHEAD 256 /* W_NOTIF framing around a notification */
+#define SDP_UROM_WORKER_PROGRESS_BURST 64
+#define SDP_UROM_WORKER_PLUGIN_ROUNDS 256
+#define SDP_UROM_WORKER_IDLE_MS 1000
+#define SDP_UROM_WORKER_PENDING_MAX_MS 16
+#ifndef SDP_UROM_WORKER_POLL_US
+#define SDP_UROM_WORKER_POLL_US 50 /* keep polling this long after the last activity */
+#endif
+#define SDP_UROM_WORKER_POLL_FD_ROUNDS 32 /* while polling, look at the fds every N rounds */
+#define SDP_UROM_NOTIFY_HDR_LEN offsetof(struct urom_worker_notify, plugin_notif)
+#define SDP_UROM_CMD_HDR_LEN offsetof(struct urom_worker_cmd, plugin_cmd)
+
+/* One host connection the service announced. */
+struct sdp_urom_worker_host {
+	uint64_t dest_id;
+	uint8_t token[SDP_UROM_TOKEN_LEN];
+	ucp_ep_h ep; /* the host's endpoint once W_CONNECT succeeded, else NULL */
+};
+
+struct sdp_urom_worker_plugin {
+	struct sdp_urom_plugin p;
+	uint64_t outstanding; /* commands consumed by worker_cmd, not yet answered */
+};
+
+struct sdp_urom_worker {
+	uint64_t worker_id;
+	size_t max_msg_size;
+	int ctrl_fd;
+	int epfd;
+	int ctrl_closed;    /* EOF or error on the control socket */
+	int exit_requested; /* SW_EXIT received */
+	int sigfd;	    /* SIGTERM / SIGINT, blocked and read here */
+	int signaled;	    /* the signal number that ends the loop, else 0 */
+	ucp_context_h ucp_context;
+	struct sdp_ucx_worker ucx;
+	int ucx_ready;
+	struct sdp_urom_worker_plugin *plugins;
+	size_t num_plugins;
+	struct sdp_urom_worker_host *hosts;
+	size_t num_hosts;
+	size_t hosts_cap;
+	uint8_t *ctrl_buf;  /* SDP_UROM_WORKER_CTRL_BUF */
+	uint8_t *notif_buf; /* max_msg_size */
+	uint8_t *msg_buf;   /* max_msg_size + SDP_UROM_WORKER_MSG_OVERHEAD */
+	size_t msg_cap;
+	struct sdp_urom_msg msg;      /* decoded host message being handled */
+	struct sdp_urom_msg ctrl_msg; /* decoded control message (may nest inside the above) */
+};
+
+static struct sdp_urom_worker_host *sdp_urom_worker_host_find(struct sdp_urom_worker *w,
+							      uint64_t dest_id)
+{
+	size_t i;
+
+	for (i = 0; i < w->num_hosts; i++)
+		if (w->hosts[i].dest_id == dest_id)
+			return &w->hosts[i];
+	return NULL;
+}
+
+static struct sdp_urom_worker_plugin *sdp_urom_worker_plugin_find(struct sdp_urom_worker *w,
+								  uint64_t id)
+{
+	size_t i;
+
+	for (i = 0; i < w->num_plugins; i++)
+		if (w->plugins[i].p.id == id)
+			return &w->plugins[i];
+	return NULL;
+}
+
+/* Send one message on the control socket; the service reads whole frames. */
+static doca_error_t sdp_urom_worker_ctrl_send(struct sdp_urom_worker *w,
+					      const struct sdp_urom_msg *msg)
+{
+	size_t len = 0;
+	doca_error_t status;
+	ssize_t n;
+
+	status = sdp_urom_msg_pack(msg, w->ctrl_buf, SDP_UROM_WORKER_CTRL_BUF, &len);
+	if (status != DOCA_SUCCESS) {
+		sdp_error("worker %lu: failed to pack %s: %s", (unsigned long)w->worker_id,
+			  sdp_urom_msg_type_name(msg->hdr.type), doca_error_get_name(status));
+		return status;
+	}
+
+	do {
+		n = send(w->ctrl_fd, w->ctrl_buf, len, MSG_NOSIGNAL);
+	} while (n < 0 && errno == EINTR);
+	if (n < 0) {
+		sdp_error("worker %lu: failed to send %s to the service: %m",
+			  (unsigned long)w->worker_id, sdp_urom_msg_type_name(msg->hdr.type));
+		return DOCA_ERROR_IO_FAILED;
+	}
+	return DOCA_SUCCESS;
+}
+
+/* Send one message to a host endpoint (packed into msg_buf). */
+static doca_error_t sdp_urom_worker_ep_send(struct sdp_urom_worker *w, ucp_ep_h ep,
+					    const struct sdp_urom_msg *msg)
+{
+	size_t len = 0;
+	doca_error_t status;
+
+	status = sdp_urom_msg_pack(msg, w->msg_buf, w->msg_cap, &len);
+	if (status != DOCA_SUCCESS) {
+		sdp_error("worker %lu: failed to pack %s: %s", (unsigned long)w->worker_id,
+			  sdp_urom_msg_type_name(msg->hdr.type), doca_error_get_name(status));
+		return status;
+	}
+	return sdp_ucx_send(&w->ucx, ep, w->msg_buf, len);
+}
+
+/* Send a packed notification to dest_id; drop it (logged) when that host is not connected. */
+static void sdp_urom_worker_notif_send(struct sdp_urom_worker *w, uint64_t dest_id,
+				       const void *notif, size_t len)
+{
+	struct sdp_urom_worker_host *host = sdp_urom_worker_host_find(w, dest_id);
+	struct sdp_urom_msg msg;
+
+	if (host == NULL || host->ep == NULL) {
+		sdp_warn("worker %lu: notification for dest %lu dropped: %s",
+			 (unsigned long)w->worker_id, (unsigned long)dest_id,
+			 host == NULL ? "unknown dest id" : "host not connected");
+		return;
+	}
+
+	memset(&msg.hdr, 0, sizeof(msg.hdr));
+	msg.hdr.type = SDP_UROM_MSG_W_NOTIF;
+	msg.u.w_notif.dest_id = dest_id;
+	msg.u.w_notif.notif.data = notif;
+	msg.u.w_notif.notif.len = (uint32_t)len;
+	if (sdp_urom_worker_ep_send(w, host->ep, &msg) != DOCA_SUCCESS)
+		sdp_warn("worker %lu: notification for dest %lu not sent",
+			 (unsigned long)w->worker_id, (unsigned long)dest_id);
+}
+
+/* Answer a command with a header-only notification carrying status. */
+static void sdp_urom_worker_notif_error(struct sdp_urom_worker *w, uint64_t dest_id, uint64_t type,
+					uint64_t urom_context, doca_error_t status)
+{
+	struct urom_worker_notify notif;
+
+	memset(&notif, 0, sizeof(notif));
+	notif.type = type;
+	notif.urom_context = urom_context;
+	notif.len = 0;
+	notif.status = status;
+	sdp_urom_worker_notif_send(w, dest_id, &notif, sizeof(notif));
+}
+
+/* Pack one notification a plugin produced and send it. The caller frees desc. */
+static void sdp_urom_worker_notif_deliver(struct sdp_urom_worker *w,
+					  struct sdp_urom_worker_plugin *plugin,
+					  struct urom_worker_notif_desc *desc)
+{
+	struct urom_worker_notify *notif = &desc->worker_notif;
+	size_t packed_len = w->max_msg_size;
+	doca_error_t status;
+
+	if (plugin->outstanding > 0)
+		plugin->outstanding--;
+
+	if (notif->len > w->max_msg_size - SDP_UROM_NOTIFY_HDR_LEN) {
+		sdp_warn("worker %lu: plugin %s notification of %lu bytes exceeds the message size "
+			 "%zu, answering TOO_BIG",
+			 (unsigned long)w->worker_id, plugin->p.name, (unsigned long)notif->len,
+			 w->max_msg_size);
+		sdp_urom_worker_notif_error(w, desc->dest_id, notif->type, notif->urom_context,
+					    DOCA_ERROR_TOO_BIG);
+		return;
+	}
+
+	status = plugin->p.ctx.iface.notif_pack(notif, &packed_len, w->notif_buf);
+	if (status != DOCA_SUCCESS || packed_len < SDP_UROM_NOTIFY_HDR_LEN ||
+	    packed_len > w->max_msg_size) {
+		if (status == DOCA_SUCCESS)
+			status = packed_len > w->max_msg_size ? DOCA_ERROR_TOO_BIG :
+								DOCA_ERROR_INVALID_VALUE;
+		sdp_warn("worker %lu: plugin %s notif_pack failed (%s, %zu bytes of %zu)",
+			 (unsigned long)w->worker_id, plugin->p.name, doca_error_get_name(status),
+			 packed_len, w->max_msg_size);
+		sdp_urom_worker_notif_error(w, desc->dest_id, notif->type, notif->urom_context,
+					    status);
+		return;
+	}
+
+	sdp_trace("worker %lu: notification of %zu bytes to dest %lu", (unsigned long)w->worker_id,
+		  packed_len, (unsigned long)desc->dest_id);
+	sdp_urom_worker_notif_send(w, desc->dest_id, w->notif_buf, packed_len);
+}
+
+/* Run every plugin's progress until it has nothing more; returns notifications sent. */
+static unsigned int sdp_urom_worker_plugins_progress(struct sdp_urom_worker *w)
+{
+	struct urom_worker_notif_desc *desc;
+	struct sdp_urom_worker_plugin *plugin;
+	ucs_list_link_t notifs;
+	unsigned int count = 0, round;
+	doca_error_t status;
+	size_t i;
+
+	for (i = 0; i < w->num_plugins; i++) {
+		plugin = &w->plugins[i];
+		for (round = 0; round < SDP_UROM_WORKER_PLUGIN_ROUNDS; round++) {
+			ucs_list_head_init(&notifs);
+			status = plugin->p.ctx.iface.progress(&plugin->p.ctx, &notifs);
+			/* Whatever was appended is delivered, whatever progress returned. */
+			while (!ucs_list_is_empty(&notifs)) {
+				desc = ucs_list_extract_head(&notifs, struct urom_worker_notif_desc,
+							     entry);
+				sdp_urom_worker_notif_deliver(w, plugin, desc);
+				free(desc);
+				count++;
+			}
+			if (status != DOCA_SUCCESS) {
+				if (status != DOCA_ERROR_EMPTY &&
+				    status != DOCA_ERROR_NOT_SUPPORTED)
+					sdp_debug("worker %lu: plugin %s progress: %s",
+						  (unsigned long)w->worker_id, plugin->p.name,
+						  doca_error_get_name(status));
+				break;
+			}
+		}
+	}
+	return count;
+}
+
+static void sdp_urom_worker_handle_connect(struct sdp_urom_worker *w, ucp_ep_h ep,
+					   const struct sdp_urom_msg *in);
+
+static void sdp_urom_worker_ctrl_drain(struct sdp_urom_worker *w);
+
+/* W_CMD: hand the command to its plugin, or answer it with an error notification. */
+static void sdp_urom_worker_handle_cmd(struct sdp_urom_worker *w, ucp_ep_h ep,
+				       const struct sdp_urom_msg *in)
+{
+	uint64_t dest_id = in->u.w_cmd.dest_id;
+	const struct sdp_urom_bytes *bytes = &in->u.w_cmd.cmd;
+	struct sdp_urom_worker_host *host = sdp_urom_worker_host_find(w, dest_id);
+	struct sdp_urom_worker_plugin *plugin;
+	struct urom_worker_cmd_desc *desc;
+	struct urom_worker_cmd hdr;
+	ucs_list_link_t cmds;
+	doca_error_t status;
+
+	if (host == NULL || host->ep == NULL || host->ep != ep) {
+		sdp_warn(
+			"worker %lu: command for dest %lu from an endpoint that did not connect as "
+			"it, dropped",
+			(unsigned long)w->worker_id, (unsigned long)dest_id);
+		return;
+	}
+	if (bytes->len < SDP_UROM_CMD_HDR_LEN) {
+		sdp_warn(
+			"worker %lu: command of %u bytes from dest %lu is shorter than its header, "
+			"dropped",
+			(unsigned long)w->worker_id, bytes->len, (unsigned long)dest_id);
+		return;
+	}
+
+	memcpy(&hdr, bytes->data, SDP_UROM_CMD_HDR_LEN);
+	if (hdr.len != bytes->len - SDP_UROM_CMD_HDR_LEN) {
+		sdp_warn("worker %lu: command from dest %lu says %lu payload bytes, carries %zu",
+			 (unsigned long)w->worker_id, (unsigned long)dest_id,
+			 (unsigned long)hdr.len, (size_t)bytes->len - SDP_UROM_CMD_HDR_LEN);
+		sdp_urom_worker_notif_error(w, dest_id, hdr.type, hdr.urom_context,
+					    DOCA_ERROR_INVALID_VALUE);
+		return;
+	}
+
+	plugin = sdp_urom_worker_plugin_find(w, hdr.type);
+	if (plugin == NULL) {
+		sdp_warn("worker %lu: command from dest %lu for plugin id %#lx, which this worker "
+			 "does not run",
+			 (unsigned long)w->worker_id, (unsigned long)dest_id,
+			 (unsigned long)hdr.type);
+		sdp_urom_worker_notif_error(w, dest_id, hdr.type, hdr.urom_context,
+					    DOCA_ERROR_NOT_SUPPORTED);
+		return;
+	}
+
+	desc = malloc(sizeof(*desc) + hdr.len);
+	if (desc == NULL) {
+		sdp_error("worker %lu: no memory for a command of %lu bytes",
+			  (unsigned long)w->worker_id, (unsigned long)hdr.len);
+		sdp_urom_worker_notif_error(w, dest_id, hdr.type, hdr.urom_context,
+					    DOCA_ERROR_NO_MEMORY);
+		return;
+	}
+	desc->dest_id = dest_id;
+	memcpy(&desc->worker_cmd, bytes->data, bytes->len);
+
+	ucs_list_head_init(&cmds);
+	ucs_list_add_tail(&cmds, &desc->entry);
+	status = plugin->p.ctx.iface.worker_cmd(&plugin->p.ctx, &cmds);
+
+	if (!ucs_list_is_empty(&cmds)) {
+		/* Not taken: still ours, and the host still needs its one answer. */
+		if (status == DOCA_SUCCESS)
+			status = DOCA_ERROR_NOT_SUPPORTED;
+		sdp_warn("worker %lu: plugin %s did not take a command: %s",
+			 (unsigned long)w->worker_id, plugin->p.name, doca_error_get_name(status));
+		ucs_list_del(&desc->entry);
+		sdp_urom_worker_notif_error(w, dest_id, hdr.type, hdr.urom_context, status);
+		free(desc);
+		return;
+	}
+
+	/* Taken: the plugin owns the descriptor and answers even its failures. */
+	plugin->outstanding++;
+	if (status != DOCA_SUCCESS)
+		sdp_debug("worker %lu: plugin %s worker_cmd: %s", (unsigned long)w->worker_id,
+			  plugin->p.name, doca_error_get_name(status));
+}
+
+static void sdp_urom_worker_reply_connect(struct sdp_urom_worker *w, ucp_ep_h ep, uint64_t req_id,
+					  doca_error_t status, const char *reason)
+{
+	struct sdp_urom_msg msg;
+
+	memset(&msg.hdr, 0, sizeof(msg.hdr));
+	msg.hdr.type = SDP_UROM_MSG_W_CONNECT_REPLY;
+	msg.hdr.req_id = req_id;
+	msg.u.w_connect_reply.status = (uint32_t)status;
+	msg.u.w_connect_reply.reason.data = (const uint8_t *)reason;
+	msg.u.w_connect_reply.reason.len = (uint32_t)strlen(reason);
+	if (sdp_urom_worker_ep_send(w, ep, &msg) != DOCA_SUCCESS)
+		sdp_warn("worker %lu: W_CONNECT_REPLY not sent", (unsigned long)w->worker_id);
+}
+
+/* W_CONNECT: admit the endpoint for dest_id only with the token the service issued for it. */
+static void sdp_urom_worker_handle_connect(struct sdp_urom_worker *w, ucp_ep_h ep,
+					   const struct sdp_urom_msg *in)
+{
+	static const uint8_t no_token[SDP_UROM_TOKEN_LEN];
+	uint8_t presented[SDP_UROM_TOKEN_LEN];
+	uint8_t expected[SDP_UROM_TOKEN_LEN];
+	uint64_t dest_id = in->u.w_connect.dest_id;
+	struct sdp_urom_worker_host *host;
+	int equal;
+
+	if (ep == NULL) {
+		sdp_warn("worker %lu: W_CONNECT for dest %lu without a reply endpoint, dropped",
+			 (unsigned long)w->worker_id, (unsigned long)dest_id);
+		return;
+	}
+
+	host = sdp_urom_worker_host_find(w, dest_id);
+	if (host == NULL) {
+		/* The service announces a host before telling it our address: read what is queued. */
+		sdp_urom_worker_ctrl_drain(w);
+		host = sdp_urom_worker_host_find(w, dest_id);
+	}
+
+	/*
+	 * Compare even for an unknown dest id, so timing says nothing about which ids exist. Both
+	 * tokens go through locals: gcc's object-size tracking loses the union member's bounds.
+	 */
+	memcpy(presented, in->u.w_connect.token, sizeof(presented));
+	memcpy(expected, host != NULL ? host->token : no_token, sizeof(expected));
+	equal = sdp_urom_token_equal(expected, presented);
+	if (host == NULL || !equal) {
+		sdp_warn("worker %lu: W_CONNECT for dest %lu rejected: %s",
+			 (unsigned long)w->worker_id, (unsigned long)dest_id,
+			 host == NULL ? "unknown dest id" : "wrong token");
+		sdp_urom_worker_reply_connect(w, ep, in->hdr.req_id, DOCA_ERROR_AUTHENTICATION,
+					      "token not valid for this dest id");
+		return;
+	}
+
+	if (host->ep != NULL && host->ep != ep)
+		sdp_info("worker %lu: dest %lu reconnects from a new endpoint",
+			 (unsigned long)w->worker_id, (unsigned long)dest_id);
+	host->ep = ep;
+	sdp_debug("worker %lu: dest %lu connected", (unsigned long)w->worker_id,
+		  (unsigned long)dest_id);
+	sdp_urom_worker_reply_connect(w, ep, in->hdr.req_id, DOCA_SUCCESS, "");
+}
+
+static void sdp_urom_worker_handle_disconnect(struct sdp_urom_worker *w, ucp_ep_h ep,
+					      const struct sdp_urom_msg *in)
+{
+	struct sdp_urom_worker_host *host =
+		sdp_urom_worker_host_find(w, in->u.w_disconnect.dest_id);
+
+	if (host == NULL || host->ep != ep) {
+		sdp_warn(
+			"worker %lu: W_DISCONNECT for dest %lu from an endpoint not connected as it",
+			(unsigned long)w->worker_id, (unsigned long)in->u.w_disconnect.dest_id);
+		return;
+	}
+	/* The token stays until the service sends SW_DEL_HOST: the host may connect again. */
+	host->ep = NULL;
+	sdp_debug("worker %lu: dest %lu disconnected", (unsigned long)w->worker_id,
+		  (unsigned long)host->dest_id);
+}
+
+static void sdp_urom_worker_version_reject(struct sdp_urom_worker *w, ucp_ep_h ep,
+					   const struct sdp_urom_msg *in)
+{
+	static const char software[] = "softdpu-urom-worker";
+	struct sdp_urom_msg msg;
+
+	sdp_warn("worker %lu: message of protocol version %u, this worker speaks %u",
+		 (unsigned long)w->worker_id, in->hdr.version, SDP_UROM_PROTO_VERSION);
+	if (ep == NULL)
+		return;
+
+	memset(&msg.hdr, 0, sizeof(msg.hdr));
+	msg.hdr.type = SDP_UROM_MSG_VERSION_REJECT;
+	msg.hdr.req_id = in->hdr.req_id;
+	msg.u.version_reject.version = SDP_UROM_PROTO_VERSION;
+	msg.u.version_reject.software.data = (const uint8_t *)software;
+	msg.u.version_reject.software.len = sizeof(software) - 1;
+	(void)sdp_urom_worker_ep_send(w, ep, &msg);
+}
+
+static void sdp_urom_worker_handle_ep_msg(struct sdp_urom_worker *w, ucp_ep_h ep, const void *data,
+					  size_t len)
+{
+	struct sdp_urom_msg *msg = &w->msg;
+	doca_error_t status;
+
+	status = sdp_urom_msg_unpack(data, len, msg);
+	if (status == DOCA_ERROR_NOT_SUPPORTED) {
+		sdp_urom_worker_version_reject(w, ep, msg);
+		return;
+	}
+	if (status != DOCA_SUCCESS) {
+		sdp_warn("worker %lu: malformed message of %zu bytes from a host, dropped",
+			 (unsigned long)w->worker_id, len);
+		return;
+	}
+
+	switch (msg->hdr.type) {
+	case SDP_UROM_MSG_W_CMD:
+		sdp_urom_worker_handle_cmd(w, ep, msg);
+		break;
+	case SDP_UROM_MSG_W_CONNECT:
+		sdp_urom_worker_handle_connect(w, ep, msg);
+		break;
+	case SDP_UROM_MSG_W_DISCONNECT:
+		sdp_urom_worker_handle_disconnect(w, ep, msg);
+		break;
+	default:
+		sdp_warn("worker %lu: unexpected %s from a host, dropped",
+			 (unsigned long)w->worker_id, sdp_urom_msg_type_name(msg->hdr.type));
+		break;
+	}
+}
+
+/*
+ * Receive callback. sdp_ucx delivers messages after ucp_worker_progress has returned (never
+ * from inside a UCX callback), so the handlers may send and call plugins right here.
+ */
+static void sdp_urom_worker_recv(void *arg, ucp_ep_h reply_ep, const void *data, size_t len)
+{
+	sdp_urom_worker_handle_ep_msg(arg, reply_ep, data, len);
+}
+
+static void sdp_urom_worker_add_host(struct sdp_urom_worker *w, const struct sdp_urom_msg *in)
+{
+	struct sdp_urom_worker_host *host = sdp_urom_worker_host_find(w, in->u.sw_add_host.dest_id);
+	struct sdp_urom_worker_host *hosts;
+	size_t cap;
+
+	if (host != NULL) {
+		sdp_warn("worker %lu: dest %lu announced again, new token replaces the old one",
+			 (unsigned long)w->worker_id, (unsigned long)host->dest_id);
+		memcpy(host->token, in->u.sw_add_host.token, SDP_UROM_TOKEN_LEN);
+		host->ep = NULL;
+		return;
+	}
+
+	if (w->num_hosts == w->hosts_cap) {
+		cap = w->hosts_cap ? w->hosts_cap * 2 : 8;
+		hosts = realloc(w->hosts, cap * sizeof(*hosts));
+		if (hosts == NULL) {
+			sdp_error("worker %lu: no memory for %zu host entries, dest %lu refused",
+				  (unsigned long)w->worker_id, cap,
+				  (unsigned long)in->u.sw_add_host.dest_id);
+			return;
+		}
+		w->hosts = hosts;
+		w->hosts_cap = cap;
+	}
+
+	host = &w->hosts[w->num_hosts++];
+	host->dest_id = in->u.sw_add_host.dest_id;
+	memcpy(host->token, in->u.sw_add_host.token, SDP_UROM_TOKEN_LEN);
+	host->ep = NULL;
+	sdp_debug("worker %lu: dest %lu may connect", (unsigned long)w->worker_id,
+		  (unsigned long)host->dest_id);
+}
+
+static void sdp_urom_worker_del_host(struct sdp_urom_worker *w, uint64_t dest_id)
+{
+	struct sdp_urom_worker_host *host = sdp_urom_worker_host_find(w, dest_id);
+
+	if (host == NULL) {
+		sdp_warn("worker %lu: SW_DEL_HOST for unknown dest %lu",
+			 (unsigned long)w->worker_id, (unsigned long)dest_id);
+		return;
+	}
+	*host = w->hosts[--w->num_hosts];
+	sdp_debug("worker %lu: dest %lu removed, %zu left", (unsigned long)w->worker_id,
+		  (unsigned long)dest_id, w->num_hosts);
+}
+
+static void sdp_urom_worker_handle_ctrl_msg(struct sdp_urom_worker *w, size_t len)
+{
+	struct sdp_urom_msg *msg = &w->ctrl_msg;
+	doca_error_t status;
+
+	status = sdp_urom_msg_unpack(w->ctrl_buf, len, msg);
+	if (status != DOCA_SUCCESS) {
+		sdp_error("worker %lu: bad message of %zu bytes from the service (%s), dropped",
+			  (unsigned long)w->worker_id, len, doca_error_get_name(status));
+		return;
+	}
+
+	switch (msg->hdr.type) {
+	case SDP_UROM_MSG_SW_ADD_HOST:
+		sdp_urom_worker_add_host(w, msg);
+		break;
+	case SDP_UROM_MSG_SW_DEL_HOST:
+		sdp_urom_worker_del_host(w, msg->u.sw_del_host.dest_id);
+		break;
+	case SDP_UROM_MSG_SW_EXIT:
+		sdp_debug("worker %lu: exit requested, %zu hosts left", (unsigned long)w->worker_id,
+			  w->num_hosts);
+		w->exit_requested = 1;
+		break;
+	default:
+		sdp_warn("worker %lu: unexpected %s from the service, dropped",
+			 (unsigned long)w->worker_id, sdp_urom_msg_type_name(msg->hdr.type));
+		break;
+	}
+}
+
+/* Read every frame queued on the control socket (never blocks). */
+static void sdp_urom_worker_ctrl_drain(struct sdp_urom_worker *w)
+{
+	ssize_t n;
+
+	while (!w->ctrl_closed) {
+		n = recv(w->ctrl_fd, w->ctrl_buf, SDP_UROM_WORKER_CTRL_BUF,
+			 MSG_DONTWAIT | MSG_TRUNC);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return;
+			sdp_error("worker %lu: failed to read the control socket: %m",
+				  (unsigned long)w->worker_id);
+			w->ctrl_closed = 1;
+			return;
+		}
+		if (n == 0) {
+			sdp_info("worker %lu: the service closed the control socket",
+				 (unsigned long)w->worker_id);
+			w->ctrl_closed = 1;
+			return;
+		}
+		if ((size_t)n > SDP_UROM_WORKER_CTRL_BUF) {
+			sdp_error("worker %lu: control message of %zd bytes exceeds %d, dropped",
+				  (unsigned long)w->worker_id, n, SDP_UROM_WORKER_CTRL_BUF);
+			continue;
+		}
+		sdp_urom_worker_handle_ctrl_msg(w, (size_t)n);
+	}
+}
+
+/* Tell the service how start-up went: SW_READY {pid, status, worker address}. */
+static doca_error_t sdp_urom_worker_send_ready(struct sdp_urom_worker *w, doca_error_t result,
+					       const void *addr, size_t addr_len)
+{
+	struct sdp_urom_msg msg;
+
+	memset(&msg.hdr, 0, sizeof(msg.hdr));
+	msg.hdr.type = SDP_UROM_MSG_SW_READY;
+	msg.u.sw_ready.pid = (uint32_t)getpid();
+	msg.u.sw_ready.status = (uint32_t)result;
+	msg.u.sw_ready.worker_addr.data = addr;
+	msg.u.sw_ready.worker_addr.len = (uint32_t)addr_len;
+	return sdp_urom_worker_ctrl_send(w, &msg);
+}
+
+static uint64_t sdp_urom_worker_outstanding(const struct sdp_urom_worker *w)
+{
+	uint64_t total = 0;
+	size_t i;
+
+	for (i = 0; i < w->num_plugins; i++)
+		total += w->plugins[i].outstanding;
+	return total;
+}
+
+/* SIGTERM / SIGINT end the loop like SW_EXIT, but at once: plugins still get closed. */
+static void sdp_urom_worker_signal_read(struct sdp_urom_worker *w)
+{
+	struct signalfd_siginfo info;
+	ssize_t n;
+
+	n = read(w->sigfd, &info, sizeof(info));
+	if (n != (ssize_t)sizeof(info))
+		return; /* EAGAIN: nothing pending after all */
+	w->signaled = (int)info.ssi_signo;
+}
+
+/* Receive SIGTERM and SIGINT through a descriptor the loop polls. */
+static doca_error_t sdp_urom_worker_signals_init(struct sdp_urom_worker *w)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	if (sigprocmask(SIG_BLOCK, &set, NULL) != 0) {
+		sdp_error("worker %lu: sigprocmask failed: %m", (unsigned long)w->worker_id);
+		return DOCA_ERROR_OPERATING_SYSTEM;
+	}
+	w->sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (w->sigfd < 0) {
+		sdp_error("worker %lu: signalfd failed: %m", (unsigned long)w->worker_id);
+		return DOCA_ERROR_OPERATING_SYSTEM;
+	}
+	return DOCA_SUCCESS;
+}
+
+static uint64_t sdp_urom_worker_now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+static doca_error_t sdp_urom_worker_loop(struct sdp_urom_worker *w)
+{
+	struct epoll_event events[3];
+	int pending_ms = 0, timeout, busy, n, i, k;
+	unsigned int poll_rounds = 0;
+	uint64_t last_active_us = 0;
+	doca_error_t status;
+
+	while (!w->ctrl_closed && !w->signaled && !(w->exit_requested && w->num_hosts == 0)) {
+		busy = 0;
+		for (k = 0; k < SDP_UROM_WORKER_PROGRESS_BURST; k++) {
+			if (!sdp_ucx_worker_progress(&w->ucx))
+				break;
+			busy = 1;
+		}
+		busy |= sdp_urom_worker_plugins_progress(w) > 0;
+
+		if (busy) {
+			timeout = 0;
+			pending_ms = 0;
+			last_active_us = sdp_urom_worker_now_us();
+		} else if (sdp_urom_worker_now_us() - last_active_us < SDP_UROM_WORKER_POLL_US) {
+			/*
+			 * Traffic just passed: the next message usually follows within a few
+			 * microseconds, and catching it without sleeping spares both sides a
+			 * wakeup. Bounded: once the window closes, the loop sleeps.
+			 */
+			if (++poll_rounds % SDP_UROM_WORKER_POLL_FD_ROUNDS != 0)
+				continue;
+			timeout = 0;
+		} else if (sdp_urom_worker_outstanding(w) > 0) {
+			pending_ms = pending_ms == 0 ? 1 : pending_ms * 2;
+			if (pending_ms > SDP_UROM_WORKER_PENDING_MAX_MS)
+				pending_ms = SDP_UROM_WORKER_PENDING_MAX_MS;
+			timeout = pending_ms;
+		} else {
+			timeout = SDP_UROM_WORKER_IDLE_MS;
+		}
+
+		if (timeout != 0) {
+			status = sdp_ucx_worker_arm(&w->ucx);
+			if (status == DOCA_ERROR_AGAIN)
+				timeout = 0;
+			else if (status != DOCA_SUCCESS)
+				return status;
+		}
+
+		n = epoll_wait(w->epfd, events, 3, timeout);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			sdp_error("worker %lu: epoll_wait failed: %m", (unsigned long)w->worker_id);
+			return DOCA_ERROR_OPERATING_SYSTEM;
+		}
+		for (i = 0; i < n; i++) {
+			if (events[i].data.fd == w->ctrl_fd)
+				sdp_urom_worker_ctrl_drain(w);
+			else if (events[i].data.fd == w->sigfd)
+				sdp_urom_worker_signal_read(w);
+		}
+	}
+
+	sdp_info("worker %lu: exiting (%s)", (unsigned long)w->worker_id,
+		 w->signaled	? strsignal(w->signaled) :
+		 w->ctrl_closed ? "control socket closed" :
+				  "asked to exit");
+	return DOCA_SUCCESS;
+}
+
+static doca_error_t sdp_urom_worker_epoll_add(struct sdp_urom_worker *w, int fd)
+{
+	struct epoll_event ev;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.events = EPOLLIN;
+	ev.data.fd = fd;
+	if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, fd, &ev) != 0) {
+		sdp_error("worker %lu: epoll_ctl(ADD, fd %d) failed: %m",
+			  (unsigned long)w->worker_id, fd);
+		return DOCA_ERROR_OPERATING_SYSTEM;
+	}
+	return DOCA_SUCCESS;
+}
+
+/* Load and open every plugin; the first failure stops and is returned. */
+static doca_error_t sdp_urom_worker_plugins_start(struct sdp_urom_worker *w,
+						  const struct sdp_urom_worker_params *params)
+{
+	doca_error_t status;
+	size_t i, j;
+
+	w->plugins = calloc(params->num_plugins ? params->num_plugins : 1, sizeof(*w->plugins));
+	if (w->plugins == NULL) {
+		sdp_error("worker %lu: no memory for %zu plugins", (unsigned long)w->worker_id,
+			  params->num_plugins);
+		return DOCA_ERROR_NO_MEMORY;
+	}
+
+	for (i = 0; i < params->num_plugins; i++) {
+		for (j = 0; j < i; j++) {
+			if (params->plugins[j].id == params->plugins[i].id) {
+				sdp_error("worker %lu: plugins %s and %s share id %#lx",
+					  (unsigned long)w->worker_id, params->plugins[j].path,
+					  params->plugins[i].path,
+					  (unsigned long)params->plugins[i].id);
+				return DOCA_ERROR_INVALID_VALUE;
+			}
+		}
+		status = sdp_urom_plugin_load(params->plugins[i].path, params->plugins[i].id,
+					      &w->plugins[i].p);
+		if (status != DOCA_SUCCESS)
+			return status;
+		w->num_plugins++;
+		status = sdp_urom_plugin_open(&w->plugins[i].p);
+		if (status != DOCA_SUCCESS)
+			return status;
+		sdp_info("worker %lu: plugin %s (id %#lx, version %#lx) open",
+			 (unsigned long)w->worker_id, w->plugins[i].p.name,
+			 (unsigned long)w->plugins[i].p.id, (unsigned long)w->plugins[i].p.version);
+	}
+	return DOCA_SUCCESS;
+}
+
+static void sdp_urom_worker_cleanup(struct sdp_urom_worker *w)
+{
+	size_t i;
+
+	for (i = w->num_plugins; i > 0; i--)
+		sdp_urom_plugin_unload(&w->plugins[i - 1].p);
+	free(w->plugins);
+	if (w->ucx_ready)
+		sdp_ucx_worker_fini(&w->ucx);
+	if (w->ucp_context != NULL)
+		sdp_ucx_context_destroy(w->ucp_context);
+	if (w->epfd >= 0)
+		close(w->epfd);
+	if (w->sigfd >= 0)
+		close(w->sigfd);
+	free(w->hosts);
+	free(w->msg_buf);
+	free(w->notif_buf);
+	free(w->ctrl_buf);
+}
+
+doca_error_t sdp_urom_worker_run(const struct sdp_urom_worker_params *params)
+{
+	struct sdp_urom_worker w;
+	size_t addr_len = 0;
+	void *addr = NULL;
+	doca_error_t status, ready_status;
+
+	if (params == NULL || params->ctrl_fd < 0 ||
+	    params->max_msg_size < SDP_UROM_NOTIFY_HDR_LEN ||
+	    (params->num_plugins > 0 && params->plugins == NULL)) {
+		sdp_error("invalid worker parameters: ctrl fd %d, message size %zu (at least %zu)",
+			  params != NULL ? params->ctrl_fd : -1,
+			  params != NULL ? params->max_msg_size : 0, SDP_UROM_NOTIFY_HDR_LEN);
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+
+	memset(&w, 0, sizeof(w));
+	w.worker_id = params->worker_id;
+	w.max_msg_size = params->max_msg_size;
+	w.ctrl_fd = params->ctrl_fd;
+	w.epfd = -1;
+	w.sigfd = -1;
+
+	w.ctrl_buf = malloc(SDP_UROM_WORKER_CTRL_BUF);
+	w.notif_buf = malloc(w.max_msg_size);
+	w.msg_cap = w.max_msg_size + SDP_UROM_WORKER_MSG_OVERHEAD;
+	w.msg_buf = malloc(w.msg_cap);
+	if (w.ctrl_buf == NULL || w.notif_buf == NULL || w.msg_buf == NULL) {
+		sdp_error("worker %lu: no memory for buffers of message size %zu",
+			  (unsigned long)w.worker_id, w.max_msg_size);
+		status = DOCA_ERROR_NO_MEMORY;
+		goto out_cleanup;
+	}
+
+	/*
+	 * From here on every start-up failure is reported to the service in SW_READY. Signals
+	 * are blocked first, before UCX and the plugins start threads that would inherit an
+	 * unblocked mask and take SIGTERM's default action for the whole process.
+	 */
+	ready_status = sdp_urom_worker_signals_init(&w);
+	if (ready_status != DOCA_SUCCESS)
+		goto out_report;
+	ready_status = sdp_urom_worker_plugins_start(&w, params);
+	if (ready_status != DOCA_SUCCESS)
+		goto out_report;
+
+	/* UCX_NET_DEVICES, when set, comes from the environment the service gave us. */
+	ready_status = sdp_ucx_context_create(NULL, &w.ucp_context);
+	if (ready_status != DOCA_SUCCESS)
+		goto out_report;
+	ready_status = sdp_ucx_worker_init(&w.ucx, w.ucp_context, UCS_THREAD_MODE_SINGLE,
+					   sdp_urom_worker_recv, &w);
+	if (ready_status != DOCA_SUCCESS)
+		goto out_report;
+	w.ucx_ready = 1;
+	ready_status = sdp_ucx_worker_address(&w.ucx, &addr, &addr_len);
+	if (ready_status != DOCA_SUCCESS)
+		goto out_report;
+
+	w.epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (w.epfd < 0) {
+		sdp_error("worker %lu: epoll_create1 failed: %m", (unsigned long)w.worker_id);
+		ready_status = DOCA_ERROR_OPERATING_SYSTEM;
+		goto out_report;
+	}
+	ready_status = sdp_urom_worker_epoll_add(&w, w.ctrl_fd);
+	if (ready_status != DOCA_SUCCESS)
+		goto out_report;
+	ready_status = sdp_urom_worker_epoll_add(&w, w.ucx.efd);
+	if (ready_status != DOCA_SUCCESS)
+		goto out_report;
+	ready_status = sdp_urom_worker_epoll_add(&w, w.sigfd);
+
+out_report:
+	status = sdp_urom_worker_send_ready(&w, ready_status,
+					    ready_status == DOCA_SUCCESS ? addr : NULL,
+					    ready_status == DOCA_SUCCESS ? addr_len : 0);
+	free(addr);
+	if (ready_status != DOCA_SUCCESS) {
+		status = ready_status;
+		goto out_cleanup;
+	}
+	if (status != DOCA_SUCCESS)
+		goto out_cleanup;
+
+	sdp_info("worker %lu: ready, pid %d, %zu plugins, message size %zu",
+		 (unsigned long)w.worker_id, (int)getpid(), w.num_plugins, w.max_msg_size);
+	status = sdp_urom_worker_loop(&w);
+
+out_cleanup:
+	sdp_urom_worker_cleanup(&w);
+	return status;
+}

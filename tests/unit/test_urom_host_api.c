@@ -1,0 +1,507 @@
+/*
+ * libdoca_urom without a daemon: argument and state checks of every call, the setters'
+ * validation (powers of two, environment rules), the service file parser, and a service start
+ * against a port where nothing listens (NOT_CONNECTED naming the address, within the timeout).
+ * The daemon-backed flows are in tests/integration.
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "doca_buf.h"
+#include "doca_ctx.h"
+#include "doca_log.h"
+#include "doca_pe.h"
+#include "doca_urom.h"
+#include "sdp_urom_host.h"
+#include "softdpu/ctx.h"
+#include "softdpu/urom.h"
+#include "t_helpers.h"
+
+/* Everything the library logs at SDK level, for checks on message contents. */
+static char log_record[4096];
+static char log_all[65536];
+
+static void log_capture(char *buf)
+{
+	size_t have = strlen(log_all);
+
+	snprintf(log_all + have, sizeof(log_all) - have, "%s", buf);
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static void test_null_args(void)
+{
+	struct doca_urom_service *svc = NULL;
+	struct doca_urom_worker *worker = NULL;
+	struct doca_urom_domain *domain = NULL;
+	doca_cpu_set_t cpus;
+	uint64_t id;
+	uint32_t gid;
+
+	DOCA_CPU_ZERO(&cpus);
+	DOCA_CPU_SET(0, &cpus);
+	T_STATUS(doca_urom_service_create(NULL), DOCA_ERROR_INVALID_VALUE);
+	T_STATUS(doca_urom_service_destroy(NULL), DOCA_ERROR_INVALID_VALUE);
+	T_STATUS(doca_urom_service_set_max_workers(NULL, 4), DOCA_ERROR_INVALID_VALUE);
+	T_STATUS(doca_urom_service_set_max_comm_msg_size(NULL, 4096), DOCA_ERROR_INVALID_VALUE);
+	T_STATUS(doca_urom_service_set_dev(NULL, NULL), DOCA_ERROR_INVALID_VALUE);
+	T_TRUE(doca_urom_service_as_ctx(NULL) == NULL);
+	T_STATUS(doca_urom_service_get_plugins_list(NULL, NULL, NULL), DOCA_ERROR_INVALID_VALUE);
+	T_STATUS(doca_urom_service_get_cpuset(NULL, &cpus), DOCA_ERROR_INVALID_VALUE);
+	T_STATUS(doca_urom_service_get_workers_by_gid_task_allocate(NULL, NULL),
+		 DOCA_ERROR_INVALID_VALUE);
+	T_STATUS(doca_urom_service_get_workers_by_gid_task_allocate_init(NULL, 0, NULL, NULL),
+		 DOCA_ERROR_INVALID_VALUE);
+	T_STATUS(doca_urom_service_get_workers_by_gid_task_release(NULL), DOCA_ERROR_INVALID_VALUE);
+	T_TRUE(doca_urom_service_get_workers_by_gid_task_as_task(NULL) == NULL);
+	T_EQ_INT(doca_urom_service_get_workers_by_gid_task_get_workers_count(NULL), 0);
+	T_TRUE(doca_urom_service_get_workers_by_gid_task_get_worker_ids(NULL) == NULL);
+	doca_urom_service_get_workers_by_gid_task_set_gid(NULL, 1);   /* logs, no crash */
+	doca_urom_service_get_workers_by_gid_task_set_cb(NULL, NULL); /* logs, no crash */
+
+	T_STATUS(doca_urom_worker_create(NULL), DOCA_ERROR_INVALID_VALUE);
+	T_STATUS(doca_urom_worker_destroy(NULL), DOCA_ERROR_INVALID_VALUE);
+	T_STATUS(doca_urom_worker_set_service(NULL, NULL), DOCA_ERROR_INVALID_VALUE);
+	T_STATUS(doca_urom_worker_set_id(NULL, 1), DOCA_ERROR_INVALID_VALUE);
+	T_STATUS(doca_urom_worker_set_gid(NULL, 1), DOCA_ERROR_INVALID_VALUE);
+	T_STATUS(doca_urom_worker_set_plugins(NULL, 1), DOCA_ERROR_INVALID_VALUE);
+	T_STATUS(doca_urom_worker_set_cpuset(NULL, cpus), DOCA_ERROR_INVALID_VALUE);
+	T_STATUS(doca_urom_worker_set_env(NULL, NULL, 0), DOCA_ERROR_INVALID_VALUE);
+	T_STATUS(doca_urom_worker_set_max_inflight_tasks(NULL, 4), DOCA_ERROR_INVALID_VALUE);
+	T_STATUS(doca_urom_worker_get_id(NULL, &id), DOCA_ERROR_INVALID_VALUE);
+	T_STATUS(doca_urom_worker_get_gid(NULL, &gid), DOCA_ERROR_INVALID_VALUE);
+	T_TRUE(doca_urom_worker_as_ctx(NULL) == NULL);
+	T_STATUS(sdp_urom_worker_get_pid(NULL, &gid), DOCA_ERROR_INVALID_VALUE);
+
+	T_STATUS(doca_urom_worker_cmd_task_allocate(NULL, NULL), DOCA_ERROR_INVALID_VALUE);
+	T_STATUS(doca_urom_worker_cmd_task_allocate_init(NULL, 1, NULL), DOCA_ERROR_INVALID_VALUE);
+	T_STATUS(doca_urom_worker_cmd_task_release(NULL), DOCA_ERROR_INVALID_VALUE);
+	T_TRUE(doca_urom_worker_cmd_task_get_payload(NULL) == NULL);
+	T_TRUE(doca_urom_worker_cmd_task_get_response(NULL) == NULL);
+	T_TRUE(doca_urom_worker_cmd_task_get_user_data(NULL) == NULL);
+	T_TRUE(doca_urom_worker_cmd_task_as_task(NULL) == NULL);
+	doca_urom_worker_cmd_task_set_plugin(NULL, 1); /* logs, no crash */
+	doca_urom_worker_cmd_task_set_cb(NULL, NULL);  /* logs, no crash */
+
+	T_STATUS(doca_urom_domain_create(NULL), DOCA_ERROR_INVALID_VALUE);
+	T_STATUS(doca_urom_domain_destroy(NULL), DOCA_ERROR_INVALID_VALUE);
+	T_TRUE(doca_urom_domain_as_ctx(NULL) == NULL);
+
+	/* a NULL second argument on a real object */
+	T_OK(doca_urom_service_create(&svc));
+	T_OK(doca_urom_worker_create(&worker));
+	T_OK(doca_urom_domain_create(&domain));
+	T_STATUS(doca_urom_service_set_dev(svc, NULL), DOCA_ERROR_INVALID_VALUE);
+	T_STATUS(doca_urom_worker_set_service(worker, NULL), DOCA_ERROR_INVALID_VALUE);
+	T_STATUS(doca_urom_worker_get_id(worker, NULL), DOCA_ERROR_INVALID_VALUE);
+	T_STATUS(doca_urom_worker_get_gid(worker, NULL), DOCA_ERROR_INVALID_VALUE);
+	T_STATUS(doca_urom_service_get_cpuset(svc, NULL), DOCA_ERROR_INVALID_VALUE);
+	T_STATUS(doca_urom_domain_set_oob(domain, NULL), DOCA_ERROR_INVALID_VALUE);
+	T_OK(doca_urom_domain_destroy(domain));
+	T_OK(doca_urom_worker_destroy(worker));
+	T_OK(doca_urom_service_destroy(svc));
+}
+
+static void test_service_setters(void)
+{
+	const struct doca_urom_service_plugin_info *plugins = NULL;
+	struct doca_urom_service_get_workers_by_gid_task *gid_task = NULL;
+	struct doca_urom_service *svc = NULL;
+	doca_cpu_set_t cpus;
+	size_t count = 0;
+
+	T_OK(doca_urom_service_create(&svc));
+	T_TRUE(doca_urom_service_as_ctx(svc) != NULL);
+	T_STATUS(doca_urom_service_set_max_workers(svc, 0), DOCA_ERROR_INVALID_VALUE);
+	T_STATUS(doca_urom_service_set_max_workers(svc, 3), DOCA_ERROR_INVALID_VALUE);
+	T_STATUS(doca_urom_service_set_max_workers(svc, 12), DOCA_ERROR_INVALID_VALUE);
+	T_OK(doca_urom_service_set_max_workers(svc, 1));
+	T_OK(doca_urom_service_set_max_workers(svc, 32));
+	T_STATUS(doca_urom_service_set_max_comm_msg_size(svc, 0), DOCA_ERROR_INVALID_VALUE);
+	T_STATUS(doca_urom_service_set_max_comm_msg_size(svc, 16), DOCA_ERROR_INVALID_VALUE);
+	T_OK(doca_urom_service_set_max_comm_msg_size(svc, 4096));
+	T_OK(doca_urom_service_set_max_comm_msg_size(svc, 1024));
+
+	/* RUNNING-only queries on an IDLE service */
+	T_STATUS(doca_urom_service_get_plugins_list(svc, &plugins, &count), DOCA_ERROR_BAD_STATE);
+	T_TRUE(plugins == NULL && count == 0);
+	T_STATUS(doca_urom_service_get_cpuset(svc, &cpus), DOCA_ERROR_BAD_STATE);
+	T_STATUS(doca_urom_service_get_workers_by_gid_task_allocate_init(svc, 0, NULL, &gid_task),
+		 DOCA_ERROR_BAD_STATE);
+	T_TRUE(gid_task == NULL);
+
+	/* no PE: the core refuses the start */
+	T_STATUS(doca_ctx_start(doca_urom_service_as_ctx(svc)), DOCA_ERROR_NOT_CONNECTED);
+	T_OK(doca_urom_service_destroy(svc));
+}
+
+static void test_worker_setters(void)
+{
+	char *good_env[] = {"UCX_LOG_LEVEL=debug", "A=b"};
+	char *space_env[] = {"UCX_LOG_LEVEL=debug", "X=a b"};
+	char *noeq_env[] = {"NOEQUALS"};
+	char *empty_name_env[] = {"=value"};
+	char *null_env[] = {NULL};
+	struct doca_urom_worker_cmd_task *task = NULL;
+	struct doca_urom_worker *worker = NULL;
+	struct doca_urom_service *svc = NULL;
+	struct doca_pe *pe = NULL;
+	doca_cpu_set_t cpus;
+	uint64_t id = 0;
+	uint32_t gid = 7, pid = 0;
+
+	T_OK(doca_urom_worker_create(&worker));
+	T_OK(doca_urom_worker_get_id(worker, &id));
+	T_EQ_INT(id, DOCA_UROM_WORKER_ID_ANY);
+	T_OK(doca_urom_worker_get_gid(worker, &gid));
+	T_EQ_INT(gid, 0);
+	T_OK(doca_urom_worker_set_id(worker, 5));
+	T_OK(doca_urom_worker_set_gid(worker, 3));
+	T_OK(doca_urom_worker_get_id(worker, &id));
+	T_EQ_INT(id, 5);
+	T_OK(doca_urom_worker_get_gid(worker, &gid));
+	T_EQ_INT(gid, 3);
+
+	T_STATUS(doca_urom_worker_set_max_inflight_tasks(worker, 0), DOCA_ERROR_INVALID_VALUE);
+	T_STATUS(doca_urom_worker_set_max_inflight_tasks(worker, 3), DOCA_ERROR_INVALID_VALUE);
+	T_STATUS(doca_urom_worker_set_max_inflight_tasks(worker, 100), DOCA_ERROR_INVALID_VALUE);
+	T_OK(doca_urom_worker_set_max_inflight_tasks(worker, 16));
+	T_OK(doca_urom_worker_set_max_inflight_tasks(worker, 1));
+
+	T_STATUS(doca_urom_worker_set_env(worker, space_env, 2), DOCA_ERROR_INVALID_VALUE);
+	T_STATUS(doca_urom_worker_set_env(worker, noeq_env, 1), DOCA_ERROR_INVALID_VALUE);
+	T_STATUS(doca_urom_worker_set_env(worker, empty_name_env, 1), DOCA_ERROR_INVALID_VALUE);
+	T_STATUS(doca_urom_worker_set_env(worker, null_env, 1), DOCA_ERROR_INVALID_VALUE);
+	T_STATUS(doca_urom_worker_set_env(worker, NULL, 1), DOCA_ERROR_INVALID_VALUE);
+	T_STATUS(doca_urom_worker_set_env(worker, good_env, 100000), DOCA_ERROR_INVALID_VALUE);
+	T_OK(doca_urom_worker_set_env(worker, good_env, 2));
+	T_OK(doca_urom_worker_set_env(worker, good_env, 1)); /* replaces */
+	T_OK(doca_urom_worker_set_env(worker, NULL, 0));     /* clears */
+
+	T_STATUS(doca_urom_worker_set_plugins(worker, 0), DOCA_ERROR_INVALID_VALUE);
+	T_OK(doca_urom_worker_set_plugins(worker, 0x3));
+	DOCA_CPU_ZERO(&cpus);
+	T_STATUS(doca_urom_worker_set_cpuset(worker, cpus), DOCA_ERROR_INVALID_VALUE);
+	DOCA_CPU_SET(1, &cpus);
+	T_TRUE(doca_cpu_is_set(1, &cpus));
+	T_TRUE(!doca_cpu_is_set(0, &cpus));
+	T_OK(doca_urom_worker_set_cpuset(worker, cpus));
+
+	/* tasks and the pid need a RUNNING worker */
+	T_STATUS(doca_urom_worker_cmd_task_allocate_init(worker, 1, &task), DOCA_ERROR_BAD_STATE);
+	T_STATUS(doca_urom_worker_cmd_task_allocate(worker, &task), DOCA_ERROR_BAD_STATE);
+	T_TRUE(task == NULL);
+	T_STATUS(sdp_urom_worker_get_pid(worker, &pid), DOCA_ERROR_BAD_STATE);
+
+	/* start: without a service, then with a service that is not running */
+	T_OK(doca_pe_create(&pe));
+	T_OK(doca_pe_connect_ctx(pe, doca_urom_worker_as_ctx(worker)));
+	T_STATUS(doca_ctx_start(doca_urom_worker_as_ctx(worker)), DOCA_ERROR_BAD_STATE);
+	T_STATUS(sdp_ctx_get_last_error(doca_urom_worker_as_ctx(worker)), DOCA_ERROR_BAD_STATE);
+	T_OK(doca_urom_service_create(&svc));
+	T_OK(doca_urom_worker_set_service(worker, svc));
+	T_OK(doca_urom_worker_set_service(worker, svc)); /* same service again */
+	T_STATUS(doca_ctx_start(doca_urom_worker_as_ctx(worker)), DOCA_ERROR_BAD_STATE);
+
+	/* the service is in use while the worker context refers to it */
+	T_STATUS(doca_urom_service_destroy(svc), DOCA_ERROR_IN_USE);
+	T_OK(doca_urom_worker_destroy(worker));
+	T_OK(doca_urom_service_destroy(svc));
+	T_OK(doca_pe_destroy(pe));
+}
+
+static void test_hostport_parse(void)
+{
+	char host[64];
+	uint16_t port = 0;
+
+	T_OK(sdp_urom_hostport_parse("dpu1", 18515, host, sizeof(host), &port));
+	T_EQ_STR(host, "dpu1");
+	T_EQ_INT(port, 18515);
+	T_OK(sdp_urom_hostport_parse("10.0.0.2:7000", 18515, host, sizeof(host), &port));
+	T_EQ_STR(host, "10.0.0.2");
+	T_EQ_INT(port, 7000);
+	T_OK(sdp_urom_hostport_parse("[::1]:65535", 1, host, sizeof(host), &port));
+	T_EQ_STR(host, "::1");
+	T_EQ_INT(port, 65535);
+	T_OK(sdp_urom_hostport_parse("fe80::1", 9, host, sizeof(host), &port));
+	T_EQ_STR(host, "fe80::1");
+	T_EQ_INT(port, 9);
+	port = 42;
+	T_STATUS(sdp_urom_hostport_parse("h:0", 1, host, sizeof(host), &port),
+		 DOCA_ERROR_INVALID_VALUE);
+	T_STATUS(sdp_urom_hostport_parse("h:65536", 1, host, sizeof(host), &port),
+		 DOCA_ERROR_INVALID_VALUE);
+	T_STATUS(sdp_urom_hostport_parse("h:x1", 1, host, sizeof(host), &port),
+		 DOCA_ERROR_INVALID_VALUE);
+	T_STATUS(sdp_urom_hostport_parse("h:12x", 1, host, sizeof(host), &port),
+		 DOCA_ERROR_INVALID_VALUE);
+	T_STATUS(sdp_urom_hostport_parse(":12", 1, host, sizeof(host), &port),
+		 DOCA_ERROR_INVALID_VALUE);
+	T_STATUS(sdp_urom_hostport_parse("[::1", 1, host, sizeof(host), &port),
+		 DOCA_ERROR_INVALID_VALUE);
+	T_STATUS(sdp_urom_hostport_parse("", 1, host, sizeof(host), &port),
+		 DOCA_ERROR_INVALID_VALUE);
+	T_STATUS(sdp_urom_hostport_parse(NULL, 1, host, sizeof(host), &port),
+		 DOCA_ERROR_INVALID_VALUE);
+	T_STATUS(sdp_urom_hostport_parse("averyveryverylonghostname", 1, host, 8, &port),
+		 DOCA_ERROR_INVALID_VALUE);
+	T_EQ_INT(port, 42); /* untouched by the failures */
+}
+
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	if (f == NULL) {
+		t_fail("cannot create %s", path);
+		return;
+	}
+	fputs(text, f);
+	fclose(f);
+}
+
+static void test_service_file(void)
+{
+	char path[] = "/tmp/test_urom_host_api_svcfile_XXXXXX";
+	struct sdp_urom_addr addr;
+	int fd = mkstemp(path);
+
+	if (fd < 0) {
+		t_fail("mkstemp failed");
+		return;
+	}
+	close(fd);
+	write_file(path, "# comment line\n"
+			 "\n"
+			 "apphost dpu\n"				 /* too few fields */
+			 "apphost gpu dpuA 0000:03:00.0 mlx5_0:1\n"	 /* wrong type */
+			 "apphost dpu dpuB notapci mlx5_0:1\n"		 /* bad PCI */
+			 "otherhost dpu dpuC 0000:03:00.0 mlx5_0:1\n"	 /* other host */
+			 "apphost dpu dpuD 0000:04:00.0 eth9\n"		 /* other device */
+			 "apphost dpu dpuE:7001 03:00.0 dev1:1,dev2:1\n" /* the one */
+			 "apphost dpu dpuF 0000:03:00.0 late\n");	 /* after the match */
+
+	memset(&addr, 0, sizeof(addr));
+	T_OK(sdp_urom_service_file_lookup(path, "apphost", "0000:03:00.0", &addr));
+	T_EQ_STR(addr.host, "dpuE");
+	T_EQ_INT(addr.port, 7001);
+	T_EQ_STR(addr.net_devices, "dev1:1,dev2:1");
+	T_TRUE(strstr(addr.origin, path) != NULL && strstr(addr.origin, ":8") != NULL);
+
+	/* short PCI form on the caller's side, fully qualified host name, other case */
+	T_OK(sdp_urom_service_file_lookup(path, "APPHOST.example.org", "04:00.0", &addr));
+	T_EQ_STR(addr.host, "dpuD");
+	T_EQ_INT(addr.port, 18515);
+	T_EQ_STR(addr.net_devices, "eth9");
+
+	/* nothing for this host or device; output untouched */
+	T_STATUS(sdp_urom_service_file_lookup(path, "nohost", "0000:03:00.0", &addr),
+		 DOCA_ERROR_NOT_FOUND);
+	T_STATUS(sdp_urom_service_file_lookup(path, "apphost", "0000:05:00.0", &addr),
+		 DOCA_ERROR_NOT_FOUND);
+	T_EQ_STR(addr.host, "dpuD");
+	T_STATUS(sdp_urom_service_file_lookup(path, "apphost", "zz", &addr),
+		 DOCA_ERROR_INVALID_VALUE);
+	T_STATUS(sdp_urom_service_file_lookup(NULL, "apphost", "03:00.0", &addr),
+		 DOCA_ERROR_INVALID_VALUE);
+	T_STATUS(sdp_urom_service_file_lookup(path, "apphost", "03:00.0", NULL),
+		 DOCA_ERROR_INVALID_VALUE);
+
+	/* the file named by DOCA_UROM_SERVICE_FILE needs a device to be keyed by */
+	setenv("DOCA_UROM_SERVICE_FILE", path, 1);
+	T_STATUS(sdp_urom_addr_resolve(NULL, &addr), DOCA_ERROR_BAD_STATE);
+	unsetenv("DOCA_UROM_SERVICE_FILE");
+	unlink(path);
+	T_STATUS(sdp_urom_service_file_lookup(path, "apphost", "03:00.0", &addr),
+		 DOCA_ERROR_NOT_FOUND);
+
+	/* without a file: SOFTDPU_UROM_SERVICE_ADDR, then the default */
+	setenv("SOFTDPU_UROM_SERVICE_ADDR", "192.0.2.1:1234", 1);
+	T_OK(sdp_urom_addr_resolve(NULL, &addr));
+	T_EQ_STR(addr.host, "192.0.2.1");
+	T_EQ_INT(addr.port, 1234);
+	setenv("SOFTDPU_UROM_SERVICE_ADDR", "bad:port", 1);
+	T_STATUS(sdp_urom_addr_resolve(NULL, &addr), DOCA_ERROR_INVALID_VALUE);
+	unsetenv("SOFTDPU_UROM_SERVICE_ADDR");
+	T_OK(sdp_urom_addr_resolve(NULL, &addr));
+	T_EQ_STR(addr.host, "127.0.0.1");
+	T_EQ_INT(addr.port, 18515);
+}
+
+/* Bind (without listening) a TCP port on loopback: nothing can be listening there. */
+static int reserve_port(uint16_t *port)
+{
+	struct sockaddr_in sa;
+	socklen_t len = sizeof(sa);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	if (fd < 0)
+		return -1;
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
+	    getsockname(fd, (struct sockaddr *)&sa, &len) != 0) {
+		close(fd);
+		return -1;
+	}
+	*port = ntohs(sa.sin_port);
+	return fd;
+}
+
+static void test_not_connected(void)
+{
+	struct doca_log_backend *be = NULL;
+	struct doca_urom_service *svc = NULL;
+	struct doca_urom_worker *worker = NULL;
+	enum doca_ctx_states state;
+	struct doca_pe *pe = NULL;
+	char addr[64], secret[] = "/tmp/test_urom_host_api_secret_XXXXXX";
+	uint64_t t0, elapsed;
+	uint16_t port = 0;
+	int fd, sfd;
+
+	fd = reserve_port(&port);
+	if (fd < 0) {
+		t_fail("cannot reserve a loopback port");
+		return;
+	}
+	sfd = mkstemp(secret); /* an empty secret file: never reached anyway */
+	if (sfd >= 0)
+		close(sfd);
+	snprintf(addr, sizeof(addr), "127.0.0.1:%u", port);
+	setenv("SOFTDPU_UROM_SERVICE_ADDR", addr, 1);
+	setenv("SOFTDPU_UROM_CONNECT_TIMEOUT_MS", "1500", 1);
+	setenv("SOFTDPU_UROM_SECRET_FILE", secret, 1);
+	unsetenv("DOCA_UROM_SERVICE_FILE");
+
+	T_OK(doca_log_backend_create_with_buf_sdk(log_record, sizeof(log_record), log_capture,
+						  &be));
+	if (be != NULL)
+		T_OK(doca_log_backend_set_sdk_level(be, DOCA_LOG_LEVEL_ERROR));
+	log_all[0] = '\0';
+
+	T_OK(doca_pe_create(&pe));
+	T_OK(doca_urom_service_create(&svc));
+	T_OK(doca_pe_connect_ctx(pe, doca_urom_service_as_ctx(svc)));
+	T_OK(doca_urom_service_set_max_workers(svc, 4));
+	t0 = now_ms();
+	T_STATUS(doca_ctx_start(doca_urom_service_as_ctx(svc)), DOCA_ERROR_NOT_CONNECTED);
+	elapsed = now_ms() - t0;
+	T_TRUE(elapsed < 1500 + 2000);
+	T_OK(doca_ctx_get_state(doca_urom_service_as_ctx(svc), &state));
+	T_EQ_INT(state, DOCA_CTX_STATE_IDLE);
+	T_STATUS(sdp_ctx_get_last_error(doca_urom_service_as_ctx(svc)), DOCA_ERROR_NOT_CONNECTED);
+	if (strstr(log_all, addr) == NULL)
+		t_fail("the error log does not name the address %s: \"%s\"", addr, log_all);
+	printf("start refused in %lu ms, logged: %s\n", (unsigned long)elapsed, log_all);
+
+	/* still configurable and startable (again NOT_CONNECTED), then destroyable */
+	T_OK(doca_urom_service_set_max_comm_msg_size(svc, 2048));
+	T_STATUS(doca_ctx_start(doca_urom_service_as_ctx(svc)), DOCA_ERROR_NOT_CONNECTED);
+
+	/* something listens there but never speaks UROM: refused when the timeout expires */
+	if (listen(fd, 4) == 0) {
+		log_all[0] = '\0';
+		t0 = now_ms();
+		T_STATUS(doca_ctx_start(doca_urom_service_as_ctx(svc)), DOCA_ERROR_NOT_CONNECTED);
+		elapsed = now_ms() - t0;
+		T_TRUE(elapsed < 1500 + 2000);
+		if (strstr(log_all, addr) == NULL)
+			t_fail("the error log does not name the address %s: \"%s\"", addr, log_all);
+		printf("silent listener refused in %lu ms, logged: %s\n", (unsigned long)elapsed,
+		       log_all);
+		T_OK(doca_ctx_get_state(doca_urom_service_as_ctx(svc), &state));
+		T_EQ_INT(state, DOCA_CTX_STATE_IDLE);
+	} else {
+		t_fail("listen on the reserved port failed");
+	}
+
+	/* a worker of a service that did not start cannot start */
+	T_OK(doca_urom_worker_create(&worker));
+	T_OK(doca_pe_connect_ctx(pe, doca_urom_worker_as_ctx(worker)));
+	T_OK(doca_urom_worker_set_service(worker, svc));
+	T_OK(doca_urom_worker_set_plugins(worker, 1));
+	T_STATUS(doca_ctx_start(doca_urom_worker_as_ctx(worker)), DOCA_ERROR_BAD_STATE);
+	T_OK(doca_ctx_get_state(doca_urom_worker_as_ctx(worker), &state));
+	T_EQ_INT(state, DOCA_CTX_STATE_IDLE);
+	T_OK(doca_urom_worker_destroy(worker));
+
+	T_OK(doca_urom_service_destroy(svc));
+	T_OK(doca_pe_destroy(pe));
+	unsetenv("SOFTDPU_UROM_SERVICE_ADDR");
+	unsetenv("SOFTDPU_UROM_CONNECT_TIMEOUT_MS");
+	unsetenv("SOFTDPU_UROM_SECRET_FILE");
+	unlink(secret);
+	close(fd);
+}
+
+static void test_domain(void)
+{
+	struct doca_urom_domain_oob_coll oob = {0};
+	struct doca_urom_domain *domain = NULL;
+	struct doca_urom_worker *worker = NULL;
+	enum doca_ctx_states state;
+	struct doca_pe *pe = NULL;
+	uint64_t ids[1] = {0};
+	char mem[64], memh[8] = {1}, mkey[8] = {2};
+
+	T_OK(doca_urom_domain_create(&domain));
+	T_OK(doca_urom_worker_create(&worker));
+	T_STATUS(doca_urom_domain_set_oob(domain, &oob), DOCA_ERROR_INVALID_VALUE);
+	T_STATUS(doca_urom_domain_set_workers(domain, ids, NULL, 1), DOCA_ERROR_INVALID_VALUE);
+	T_STATUS(doca_urom_domain_set_workers(domain, ids, &worker, 0), DOCA_ERROR_INVALID_VALUE);
+	T_OK(doca_urom_domain_set_workers(domain, ids, &worker, 1));
+	T_STATUS(doca_urom_domain_add_buffer(domain, mem, sizeof(mem), memh, sizeof(memh), mkey,
+					     sizeof(mkey)),
+		 DOCA_ERROR_BAD_STATE);
+	T_STATUS(doca_urom_domain_set_buffers_count(domain, 0), DOCA_ERROR_INVALID_VALUE);
+	T_OK(doca_urom_domain_set_buffers_count(domain, 1));
+	T_STATUS(doca_urom_domain_add_buffer(domain, NULL, 1, memh, 1, mkey, 1),
+		 DOCA_ERROR_INVALID_VALUE);
+	T_OK(doca_urom_domain_add_buffer(domain, mem, sizeof(mem), memh, sizeof(memh), mkey,
+					 sizeof(mkey)));
+	T_STATUS(doca_urom_domain_add_buffer(domain, mem, sizeof(mem), memh, sizeof(memh), mkey,
+					     sizeof(mkey)),
+		 DOCA_ERROR_FULL);
+
+	T_OK(doca_pe_create(&pe));
+	T_OK(doca_pe_connect_ctx(pe, doca_urom_domain_as_ctx(domain)));
+	T_STATUS(doca_ctx_start(doca_urom_domain_as_ctx(domain)), DOCA_ERROR_NOT_SUPPORTED);
+	T_OK(doca_ctx_get_state(doca_urom_domain_as_ctx(domain), &state));
+	T_EQ_INT(state, DOCA_CTX_STATE_IDLE);
+	T_OK(doca_urom_domain_destroy(domain));
+	T_OK(doca_urom_worker_destroy(worker));
+	T_OK(doca_pe_destroy(pe));
+}
+
+int main(void)
+{
+	/* Only this test's own settings count. */
+	unsetenv("DOCA_UROM_SERVICE_FILE");
+	unsetenv("SOFTDPU_UROM_SERVICE_ADDR");
+
+	test_null_args();
+	test_service_setters();
+	test_worker_setters();
+	test_hostport_parse();
+	test_service_file();
+	test_not_connected();
+	test_domain();
+	T_DONE();
+}

@@ -1,0 +1,1104 @@
+/*
+ * softdpu: the command-line tool of softdpu.
+ *
+ *   softdpu service start [--json] [softdpu-uromd options...]   start the UROM service (daemon)
+ *   softdpu service stop [--json] [--run-dir D] [--pid-file P] [--timeout S]
+ *   softdpu service status [--json] [--run-dir D] [--pid-file P] [--secret-file S]
+ *                          [--addr host:port]
+ *   softdpu --help
+ *
+ * With --json each command prints exactly one line on stdout, a JSON object, whatever happens
+ * (messages still go to stderr): start {"action":"start","ok",...}, stop {"action":"stop","ok",
+ * "was_running",...}, status the service's document plus "running":true, or {"running":false,
+ * "pid_file",...} when none runs. docs/urom-service.md lists the keys.
+ * Exit status: 0 ok, 1 failure, 2 bad usage, 3 (status) no service running.
+ * softdpu-uromd is looked for next to this program (/proc/self/exe), then where a build tree
+ * puts it, then on PATH. The status query authenticates like any host (the same secret file),
+ * so only the service's user (or whoever may read its secret) can ask. docs/urom-service.md describes the service.
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <json-c/json.h>
+#include <limits.h>
+#include <netdb.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sdp_build_config.h"
+#include "sdp_config.h"
+#include "sdp_ucx.h"
+#include "sdp_urom_auth.h"
+#include "sdp_urom_proto.h"
+#include "uromd_paths.h"
+
+#define EXIT_OK 0
+#define EXIT_FAIL 1
+#define EXIT_USAGE 2
+#define EXIT_NOT_RUNNING 3
+
+#define STOP_TIMEOUT_S 10
+
+/* Where the service is and how to reach it. */
+struct cli_where {
+	const char *run_dir_opt;
+	const char *pid_file_opt;
+	const char *secret_file_opt;
+	const char *addr_opt;
+	char run_dir[PATH_MAX];
+	char pid_file[PATH_MAX];
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: softdpu <command> ...\n"
+		"\n"
+		"Commands:\n"
+		"  service start [--json] [softdpu-uromd options]\n"
+		"                                         start the UROM offload service (daemon "
+		"mode)\n"
+		"                                         and wait until it answers\n"
+		"  service stop [--json] [options]        stop it (SIGTERM, bounded wait)\n"
+		"  service status [--json] [options]      show what it runs\n"
+		"\n"
+		"Options of stop and status:\n"
+		"  --run-dir <dir>        run directory (default SOFTDPU_UROM_RUN_DIR,\n"
+		"                         $XDG_RUNTIME_DIR/softdpu or /tmp/softdpu-<uid>)\n"
+		"  --pid-file <path>      pid file (default <run dir>/uromd.pid)\n"
+		"  --secret-file <path>   service secret (status; default SOFTDPU_UROM_SECRET_FILE\n"
+		"                         or the documented default)\n"
+		"  --addr <host:port>     service address (status; default from <run dir>/uromd.listen)\n"
+		"  --timeout <seconds>    how long stop waits (default %d)\n"
+		"  --json                 one line of JSON on stdout (start, stop, status: the\n"
+		"                         service's document, or {\"running\":false,...})\n"
+		"\n"
+		"Run `softdpu-uromd --help` for the service's options.\n"
+		"Exit status: 0 ok, 1 failure, 2 bad usage, 3 no service running (status).\n",
+		STOP_TIMEOUT_S);
+}
+
+static int cli_resolve_where(struct cli_where *w)
+{
+	if (sdp_uromd_run_dir(w->run_dir_opt, w->run_dir, sizeof(w->run_dir)) != DOCA_SUCCESS)
+		return -1;
+	if (w->pid_file_opt != NULL)
+		return sdp_uromd_abs_path(w->pid_file_opt, w->pid_file, sizeof(w->pid_file)) ==
+				       DOCA_SUCCESS ?
+			       0 :
+			       -1;
+	if ((size_t)snprintf(w->pid_file, sizeof(w->pid_file), "%s/%s", w->run_dir,
+			     SDP_UROMD_PID_FILE) >= sizeof(w->pid_file)) {
+		fprintf(stderr, "softdpu: run directory path too long\n");
+		return -1;
+	}
+	return 0;
+}
+
+/* 1 when a daemon holds the pid file (its pid in *pid_p), 0 when none runs, -1 on error. */
+static int cli_daemon_running(const struct cli_where *w, pid_t *pid_p, int *stale_p)
+{
+	pid_t pid = 0;
+	int locked = 0;
+	doca_error_t status;
+
+	*stale_p = 0;
+	status = sdp_uromd_pid_file_check(w->pid_file, &pid, &locked);
+	if (status == DOCA_ERROR_NOT_FOUND)
+		return 0;
+	if (status != DOCA_SUCCESS)
+		return -1;
+	if (!locked) {
+		*stale_p = 1;
+		return 0;
+	}
+	*pid_p = pid;
+	return 1;
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000};
+
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+/* ---- JSON results ----------------------------------------------------------------------- */
+
+/* A result object to fill and print with cli_json_print (NULL when out of memory). */
+static struct json_object *cli_json_new(const char *action)
+{
+	struct json_object *o = json_object_new_object();
+
+	if (o != NULL && action != NULL)
+		json_object_object_add(o, "action", json_object_new_string(action));
+	return o;
+}
+
+static void cli_json_str(struct json_object *o, const char *key, const char *value)
+{
+	if (o != NULL)
+		json_object_object_add(o, key, value ? json_object_new_string(value) : NULL);
+}
+
+static void cli_json_int(struct json_object *o, const char *key, int64_t value)
+{
+	if (o != NULL)
+		json_object_object_add(o, key, json_object_new_int64(value));
+}
+
+static void cli_json_bool(struct json_object *o, const char *key, int value)
+{
+	if (o != NULL)
+		json_object_object_add(o, key, json_object_new_boolean(value != 0));
+}
+
+/* Print o as one line on stdout and free it; a fallback line when it could not be built. */
+static void cli_json_print(struct json_object *o)
+{
+	if (o == NULL) {
+		printf("{\"ok\":false,\"error\":\"out of memory\"}\n");
+		return;
+	}
+	printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+								 JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(o);
+}
+
+/* Print {"action":action,"ok":false,"error":error} (action NULL: no "action" key). */
+static void cli_json_fail(const char *action, const char *error)
+{
+	struct json_object *o = cli_json_new(action);
+
+	if (action != NULL)
+		cli_json_bool(o, "ok", 0);
+	cli_json_str(o, "error", error);
+	cli_json_print(o);
+}
+
+/* True when --json is among args (for results printed before or without option parsing). */
+static int cli_wants_json(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--") == 0)
+			break;
+		if (strcmp(argv[i], "--json") == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* ---- the status query ------------------------------------------------------------------- */
+
+struct cli_conn {
+	ucp_context_h ctx;
+	struct sdp_ucx_worker w;
+	ucp_ep_h ep;
+	volatile int event;
+	int failed;
+	ucs_status_t fail_status;
+	uint8_t *data;
+	size_t len;
+};
+
+static void cli_recv(void *arg, ucp_ep_h reply_ep, const void *data, size_t len)
+{
+	struct cli_conn *c = arg;
+
+	(void)reply_ep;
+	if (c->data != NULL)
+		return; /* one outstanding request at a time */
+	c->data = malloc(len ? len : 1);
+	if (c->data == NULL)
+		return;
+	memcpy(c->data, data, len);
+	c->len = len;
+	c->event = 1;
+}
+
+static void cli_ep_error(void *arg, ucp_ep_h ep, ucs_status_t status)
+{
+	struct cli_conn *c = arg;
+
+	(void)ep;
+	c->failed = 1;
+	c->fail_status = status;
+	c->event = 1;
+}
+
+/* Wait for the next message; it is unpacked into msg (pointing into c->data). */
+static int cli_wait(struct cli_conn *c, const char *addr, uint64_t deadline, uint16_t want,
+		    struct sdp_urom_msg *msg)
+{
+	uint64_t now;
+	doca_error_t status;
+
+	free(c->data);
+	c->data = NULL;
+	c->event = 0;
+	now = now_ms();
+	if (now >= deadline ||
+	    sdp_ucx_worker_wait(&c->w, &c->event, (int)(deadline - now)) != DOCA_SUCCESS) {
+		fprintf(stderr, "softdpu: no answer from softdpu-uromd at %s within the timeout\n",
+			addr);
+		return -1;
+	}
+	if (c->data == NULL) {
+		fprintf(stderr, "softdpu: cannot reach softdpu-uromd at %s: %s\n", addr,
+			c->failed ? ucs_status_string(c->fail_status) : "out of memory");
+		return -1;
+	}
+	status = sdp_urom_msg_unpack(c->data, c->len, msg);
+	if (status == DOCA_ERROR_NOT_SUPPORTED) {
+		fprintf(stderr,
+			"softdpu: softdpu-uromd at %s speaks UROM protocol version %u, this tool %u\n",
+			addr, msg->hdr.version, SDP_UROM_PROTO_VERSION);
+		return -1;
+	}
+	if (status != DOCA_SUCCESS) {
+		fprintf(stderr, "softdpu: malformed answer from %s\n", addr);
+		return -1;
+	}
+	if (msg->hdr.type == SDP_UROM_MSG_VERSION_REJECT) {
+		fprintf(stderr,
+			"softdpu: softdpu-uromd at %s (%.*s) speaks UROM protocol version %u, this "
+			"tool %u\n",
+			addr, (int)msg->u.version_reject.software.len,
+			(const char *)msg->u.version_reject.software.data,
+			msg->u.version_reject.version, SDP_UROM_PROTO_VERSION);
+		return -1;
+	}
+	if (msg->hdr.type == SDP_UROM_MSG_REJECT) {
+		fprintf(stderr, "softdpu: softdpu-uromd at %s refused: %s: %.*s\n", addr,
+			doca_error_get_name((doca_error_t)msg->u.reject.status),
+			(int)msg->u.reject.reason.len, (const char *)msg->u.reject.reason.data);
+		return -1;
+	}
+	if (msg->hdr.type != want) {
+		fprintf(stderr, "softdpu: unexpected %s from %s (expected %s)\n",
+			sdp_urom_msg_type_name(msg->hdr.type), addr, sdp_urom_msg_type_name(want));
+		return -1;
+	}
+	return 0;
+}
+
+static int cli_send(struct cli_conn *c, struct sdp_urom_msg *msg)
+{
+	size_t cap = sdp_urom_msg_packed_size(msg), len = 0;
+	uint8_t *buf = malloc(cap ? cap : 1);
+	int rc = -1;
+
+	if (buf == NULL)
+		return -1;
+	if (sdp_urom_msg_pack(msg, buf, cap, &len) == DOCA_SUCCESS &&
+	    sdp_ucx_send(&c->w, c->ep, buf, len) == DOCA_SUCCESS)
+		rc = 0;
+	free(buf);
+	if (rc != 0)
+		fprintf(stderr, "softdpu: failed to send %s\n",
+			sdp_urom_msg_type_name(msg->hdr.type));
+	return rc;
+}
+
+/* Split host:port into a sockaddr. */
+static int cli_resolve_addr(const char *addr, struct sockaddr_storage *ss, socklen_t *len,
+			    int *loopback_p)
+{
+	struct addrinfo hints, *ai;
+	const char *colon = strrchr(addr, ':');
+	char host[256];
+	size_t hlen;
+	int rc;
+
+	if (colon == NULL || colon[1] == '\0') {
+		fprintf(stderr, "softdpu: address %s: expected host:port\n", addr);
+		return -1;
+	}
+	hlen = (size_t)(colon - addr);
+	if (hlen >= 2 && addr[0] == '[' && addr[hlen - 1] == ']') {
+		addr++;
+		hlen -= 2;
+	}
+	if (hlen >= sizeof(host))
+		hlen = sizeof(host) - 1;
+	memcpy(host, addr, hlen);
+	host[hlen] = '\0';
+	if (host[0] == '\0' || strcmp(host, "0.0.0.0") == 0 || strcmp(host, "*") == 0)
+		snprintf(host, sizeof(host), "127.0.0.1");
+	else if (strcmp(host, "::") == 0)
+		snprintf(host, sizeof(host), "::1");
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_NUMERICSERV;
+	rc = getaddrinfo(host, colon + 1, &hints, &ai);
+	if (rc != 0) {
+		fprintf(stderr, "softdpu: address %s: %s\n", addr, gai_strerror(rc));
+		return -1;
+	}
+	memcpy(ss, ai->ai_addr, ai->ai_addrlen);
+	*len = ai->ai_addrlen;
+	*loopback_p =
+		(ai->ai_family == AF_INET &&
+		 (ntohl(((struct sockaddr_in *)(void *)ai->ai_addr)->sin_addr.s_addr) >> 24) ==
+			 127) ||
+		(ai->ai_family == AF_INET6 &&
+		 IN6_IS_ADDR_LOOPBACK(&((struct sockaddr_in6 *)(void *)ai->ai_addr)->sin6_addr));
+	freeaddrinfo(ai);
+	return 0;
+}
+
+/* The service address: --addr, else <run dir>/uromd.listen, else the host library's default. */
+static void cli_service_addr(const struct cli_where *w, char *buf, size_t size)
+{
+	const char *env = sdp_config_get_string(SDP_CFG_UROM_SERVICE_ADDR);
+	char path[PATH_MAX + 32];
+	FILE *f;
+
+	if (w->addr_opt != NULL) {
+		snprintf(buf, size, "%s", w->addr_opt);
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/%s", w->run_dir, SDP_UROMD_LISTEN_FILE);
+	f = fopen(path, "re");
+	if (f != NULL) {
+		char line[300];
+
+		if (fgets(line, sizeof(line), f) != NULL) {
+			line[strcspn(line, "\r\n")] = '\0';
+			fclose(f);
+			if (line[0] != '\0') {
+				snprintf(buf, size, "%s", line);
+				return;
+			}
+		} else {
+			fclose(f);
+		}
+	}
+	snprintf(buf, size, "%s", env != NULL && *env != '\0' ? env : "127.0.0.1:18515");
+}
+
+/* Authenticate and fetch the status JSON (malloc'd, NUL-terminated). */
+static int cli_query_status(const struct cli_where *w, int timeout_ms, char **json_p)
+{
+	uint8_t secret[SDP_UROM_SECRET_LEN], client_nonce[SDP_UROM_NONCE_LEN];
+	uint8_t server_nonce[SDP_UROM_NONCE_LEN];
+	char addr[320], secret_path[PATH_MAX], hostname[64] = "";
+	struct sockaddr_storage ss;
+	struct sdp_urom_msg msg;
+	struct cli_conn c;
+	socklen_t ss_len = 0;
+	uint64_t deadline = now_ms() + (uint64_t)timeout_ms;
+	doca_error_t status;
+	int loopback = 0, rc = -1;
+
+	cli_service_addr(w, addr, sizeof(addr));
+	if (w->secret_file_opt != NULL)
+		status = sdp_uromd_abs_path(w->secret_file_opt, secret_path, sizeof(secret_path));
+	else
+		status = sdp_urom_secret_path(secret_path, sizeof(secret_path));
+	if (status != DOCA_SUCCESS)
+		return -1;
+	status = sdp_urom_secret_load(secret_path, secret);
+	if (status != DOCA_SUCCESS) {
+		fprintf(stderr, "softdpu: cannot read the service secret %s: %s\n", secret_path,
+			doca_error_get_descr(status));
+		return -1;
+	}
+	if (cli_resolve_addr(addr, &ss, &ss_len, &loopback) != 0)
+		return -1;
+
+	memset(&c, 0, sizeof(c));
+	if (sdp_ucx_context_create(loopback ? "lo" : NULL, &c.ctx) != DOCA_SUCCESS)
+		return -1;
+	if (sdp_ucx_worker_init(&c.w, c.ctx, UCS_THREAD_MODE_SINGLE, cli_recv, &c) != DOCA_SUCCESS)
+		goto out_ctx;
+	if (sdp_ucx_ep_connect_sockaddr(&c.w, (struct sockaddr *)&ss, ss_len, cli_ep_error, &c,
+					&c.ep) != DOCA_SUCCESS) {
+		fprintf(stderr, "softdpu: cannot reach softdpu-uromd at %s\n", addr);
+		goto out_worker;
+	}
+
+	sdp_urom_random(client_nonce, sizeof(client_nonce));
+	gethostname(hostname, sizeof(hostname) - 1);
+	memset(&msg, 0, sizeof(msg));
+	msg.hdr.type = SDP_UROM_MSG_HELLO;
+	msg.hdr.req_id = 1;
+	msg.u.hello.min_version = SDP_UROM_PROTO_VERSION;
+	msg.u.hello.max_version = SDP_UROM_PROTO_VERSION;
+	memcpy(msg.u.hello.nonce, client_nonce, sizeof(client_nonce));
+	msg.u.hello.pid = (uint32_t)getpid();
+	msg.u.hello.uid = (uint32_t)getuid();
+	msg.u.hello.hostname.data = (const uint8_t *)hostname;
+	msg.u.hello.hostname.len = (uint32_t)strlen(hostname);
+	if (cli_send(&c, &msg) != 0 || cli_wait(&c, addr, deadline, SDP_UROM_MSG_CHALLENGE, &msg))
+		goto out_ep;
+	memcpy(server_nonce, msg.u.challenge.nonce, sizeof(server_nonce));
+	if (sdp_urom_auth_verify(secret, "svc", client_nonce, server_nonce, msg.u.challenge.mac) !=
+	    DOCA_SUCCESS) {
+		fprintf(stderr,
+			"softdpu: the service at %s does not know the secret in %s (another "
+			"service, or another secret)\n",
+			addr, secret_path);
+		goto out_ep;
+	}
+	memset(&msg, 0, sizeof(msg));
+	msg.hdr.type = SDP_UROM_MSG_AUTH;
+	msg.hdr.req_id = 2;
+	sdp_urom_auth_mac(secret, "host", server_nonce, client_nonce, msg.u.auth.mac);
+	if (cli_send(&c, &msg) != 0 || cli_wait(&c, addr, deadline, SDP_UROM_MSG_WELCOME, &msg))
+		goto out_ep;
+	memset(&msg, 0, sizeof(msg));
+	msg.hdr.type = SDP_UROM_MSG_STATUS_QUERY;
+	msg.hdr.req_id = 3;
+	if (cli_send(&c, &msg) != 0 ||
+	    cli_wait(&c, addr, deadline, SDP_UROM_MSG_STATUS_REPLY, &msg))
+		goto out_ep;
+	*json_p = strndup((const char *)msg.u.status_reply.json.data, msg.u.status_reply.json.len);
+	rc = *json_p != NULL ? 0 : -1;
+
+out_ep:
+	sdp_ucx_ep_close(&c.w, c.ep, 200);
+out_worker:
+	free(c.data);
+	sdp_ucx_worker_fini(&c.w);
+out_ctx:
+	sdp_ucx_context_destroy(c.ctx);
+	return rc;
+}
+
+/* ---- text summary ----------------------------------------------------------------------- */
+
+static const char *js(struct json_object *o, const char *key)
+{
+	struct json_object *v;
+
+	if (!json_object_object_get_ex(o, key, &v))
+		return "?";
+	return json_object_get_string(v);
+}
+
+static uint64_t ju(struct json_object *o, const char *key)
+{
+	struct json_object *v;
+
+	if (!json_object_object_get_ex(o, key, &v))
+		return 0;
+	return (uint64_t)json_object_get_uint64(v);
+}
+
+static struct json_object *ja(struct json_object *o, const char *key)
+{
+	struct json_object *v;
+
+	if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_array))
+		return NULL;
+	return v;
+}
+
+static int cli_print_text(const char *json)
+{
+	struct json_object *root = json_tokener_parse(json), *arr;
+	size_t n;
+
+	if (root == NULL) {
+		fprintf(stderr, "softdpu: the service's status is not valid JSON\n");
+		return -1;
+	}
+	printf("softdpu-uromd %s running: pid %" PRIu64 ", up %" PRIu64 " s\n", js(root, "version"),
+	       ju(root, "pid"), ju(root, "uptime_s"));
+	printf("  listen:        %s\n", js(root, "listen"));
+	printf("  run dir:       %s\n", js(root, "run_dir"));
+	printf("  DOCA API:      %s (protocol %" PRIu64 ")\n", js(root, "doca_api"),
+	       ju(root, "protocol"));
+	printf("  max msg size:  %" PRIu64 "\n", ju(root, "max_msg_size"));
+	if (ju(root, "max_workers") == 0)
+		printf("  max workers:   no limit\n");
+	else
+		printf("  max workers:   %" PRIu64 "\n", ju(root, "max_workers"));
+	printf("  cpuset:        %s (CPUs here: %s)\n", js(root, "cpuset"),
+	       js(root, "cpuset_present"));
+	arr = ja(root, "plugins");
+	n = arr ? json_object_array_length(arr) : 0;
+	printf("  plugins:       %zu\n", n);
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *p = json_object_array_get_idx(arr, i);
+
+		printf("    %-24s id %#" PRIx64 "  version %#" PRIx64 "  %s\n", js(p, "name"),
+		       ju(p, "id"), ju(p, "version"), js(p, "path"));
+	}
+	arr = ja(root, "skipped");
+	n = arr ? json_object_array_length(arr) : 0;
+	if (n > 0) {
+		printf("  skipped:       %zu\n", n);
+		for (size_t i = 0; i < n; i++) {
+			struct json_object *s = json_object_array_get_idx(arr, i);
+
+			printf("    %s: %s\n", js(s, "path"), js(s, "reason"));
+		}
+	}
+	arr = ja(root, "workers");
+	n = arr ? json_object_array_length(arr) : 0;
+	printf("  workers:       %zu\n", n);
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *w = json_object_array_get_idx(arr, i),
+				   *owners = ja(w, "owners");
+		size_t no = owners ? json_object_array_length(owners) : 0;
+
+		printf("    id %" PRIu64 "  gid %" PRIu64 "  pid %" PRIu64 "  %s  plugins %#" PRIx64
+		       "  log %s\n",
+		       ju(w, "id"), ju(w, "gid"), ju(w, "pid"), js(w, "state"), ju(w, "plugins"),
+		       js(w, "log"));
+		for (size_t j = 0; j < no; j++) {
+			struct json_object *o = json_object_array_get_idx(owners, j);
+
+			printf("      host %s (%s, pid %" PRIu64 ") dest %" PRIu64 "\n",
+			       js(o, "host"), js(o, "hostname"), ju(o, "pid"), ju(o, "dest_id"));
+		}
+	}
+	json_object_put(root);
+	return 0;
+}
+
+/* ---- commands --------------------------------------------------------------------------- */
+
+enum {
+	OPT_RUN_DIR = 256,
+	OPT_PID_FILE,
+	OPT_SECRET_FILE,
+	OPT_ADDR,
+	OPT_TIMEOUT,
+	OPT_JSON
+};
+
+static const struct option cli_options[] = {
+	{"run-dir", required_argument, NULL, OPT_RUN_DIR},
+	{"pid-file", required_argument, NULL, OPT_PID_FILE},
+	{"secret-file", required_argument, NULL, OPT_SECRET_FILE},
+	{"addr", required_argument, NULL, OPT_ADDR},
+	{"timeout", required_argument, NULL, OPT_TIMEOUT},
+	{"json", no_argument, NULL, OPT_JSON},
+	{"help", no_argument, NULL, 'h'},
+	{NULL, 0, NULL, 0},
+};
+
+/* Parse stop/status options; returns -1 on bad usage (reported), 1 for --help. */
+static int cli_parse(int argc, char **argv, struct cli_where *w, int *json, int *timeout_s)
+{
+	int opt;
+
+	optind = 1;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "h", cli_options, NULL)) != -1) {
+		switch (opt) {
+		case OPT_RUN_DIR:
+			w->run_dir_opt = optarg;
+			break;
+		case OPT_PID_FILE:
+			w->pid_file_opt = optarg;
+			break;
+		case OPT_SECRET_FILE:
+			w->secret_file_opt = optarg;
+			break;
+		case OPT_ADDR:
+			w->addr_opt = optarg;
+			break;
+		case OPT_TIMEOUT: {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+
+			if (timeout_s == NULL || *end != '\0' || v < 1 || v > 3600) {
+				fprintf(stderr,
+					"softdpu: --timeout %s: expected 1..3600 seconds%s\n",
+					optarg, timeout_s == NULL ? " (stop only)" : "");
+				return -1;
+			}
+			*timeout_s = (int)v;
+			break;
+		}
+		case OPT_JSON:
+			*json = 1;
+			break;
+		case 'h':
+			return 1;
+		default:
+			fprintf(stderr, "softdpu: %s %s: unknown option or missing argument\n",
+				argv[0], argv[optind - 1]);
+			return -1;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "softdpu: %s: unexpected argument %s\n", argv[0], argv[optind]);
+		return -1;
+	}
+	return 0;
+}
+
+static int cmd_status(int argc, char **argv)
+{
+	struct cli_where w;
+	char *json = NULL;
+	int json_out = 0, stale = 0, r;
+	pid_t pid = 0;
+	uint64_t timeout = 5000;
+
+	memset(&w, 0, sizeof(w));
+	r = cli_parse(argc, argv, &w, &json_out, NULL);
+	if (r != 0) {
+		if (r < 0 && cli_wants_json(argc, argv))
+			cli_json_fail(NULL, "bad usage");
+		usage(r > 0 ? stdout : stderr);
+		return r > 0 ? EXIT_OK : EXIT_USAGE;
+	}
+	if (cli_resolve_where(&w) != 0) {
+		if (json_out)
+			cli_json_fail(NULL, "cannot resolve the run directory or pid file");
+		return EXIT_FAIL;
+	}
+	r = cli_daemon_running(&w, &pid, &stale);
+	if (r < 0) {
+		if (json_out) {
+			struct json_object *o = cli_json_new(NULL);
+
+			cli_json_str(o, "pid_file", w.pid_file);
+			cli_json_str(o, "error", "cannot read the pid file");
+			cli_json_print(o);
+		}
+		return EXIT_FAIL;
+	}
+	if (r == 0) {
+		if (json_out) {
+			struct json_object *o = cli_json_new(NULL);
+
+			cli_json_bool(o, "running", 0);
+			cli_json_str(o, "pid_file", w.pid_file);
+			cli_json_bool(o, "stale", stale);
+			cli_json_print(o);
+		} else {
+			printf("softdpu-uromd is not running (pid file %s%s)\n", w.pid_file,
+			       stale ? " is stale" : " not found");
+		}
+		return EXIT_NOT_RUNNING;
+	}
+	if (sdp_config_get_uint(SDP_CFG_UROM_CONNECT_TIMEOUT_MS, &timeout) != DOCA_SUCCESS)
+		timeout = 5000;
+	if (cli_query_status(&w, (int)(timeout > 600000 ? 600000 : timeout), &json) != 0) {
+		fprintf(stderr,
+			"softdpu: softdpu-uromd (pid %d) runs but did not answer the status "
+			"query\n",
+			(int)pid);
+		if (json_out) {
+			struct json_object *o = cli_json_new(NULL);
+
+			cli_json_bool(o, "running", 1);
+			cli_json_int(o, "pid", pid);
+			cli_json_str(o, "pid_file", w.pid_file);
+			cli_json_str(o, "error", "the service did not answer the status query");
+			cli_json_print(o);
+		}
+		return EXIT_FAIL;
+	}
+	if (json_out) {
+		/*
+		 * The service's document (one line) as it came, with "running":true spliced in
+		 * first: not re-encoded, so ids above what json-c or a double holds stay exact.
+		 */
+		struct json_object *root = json_tokener_parse(json);
+		size_t len = strlen(json);
+
+		while (len > 0 && (json[len - 1] == '\n' || json[len - 1] == ' '))
+			len--;
+		if (root == NULL || !json_object_is_type(root, json_type_object) ||
+		    json[0] != '{' || memchr(json, '\n', len) != NULL) {
+			fprintf(stderr, "softdpu: the service's status is not valid JSON\n");
+			cli_json_fail(NULL, "the service's status is not valid JSON");
+			r = -1;
+		} else {
+			printf("{\"running\":true%s%.*s\n", len > 2 ? "," : "", (int)(len - 1),
+			       json + 1);
+		}
+		if (root != NULL)
+			json_object_put(root);
+	} else if (cli_print_text(json) != 0) {
+		r = -1;
+	}
+	free(json);
+	return r < 0 ? EXIT_FAIL : EXIT_OK;
+}
+
+static int proc_is_uromd(pid_t pid)
+{
+	char path[64], comm[64] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	f = fopen(path, "re");
+	if (f == NULL)
+		return 0;
+	if (fgets(comm, sizeof(comm), f) == NULL)
+		comm[0] = '\0';
+	fclose(f);
+	comm[strcspn(comm, "\n")] = '\0';
+	return strcmp(comm, "softdpu-uromd") == 0;
+}
+
+static int cmd_stop(int argc, char **argv)
+{
+	struct cli_where w;
+	int timeout_s = STOP_TIMEOUT_S, stale = 0, json_out = 0, r;
+	struct json_object *o = NULL;
+	uint64_t deadline;
+	pid_t pid = 0;
+
+	memset(&w, 0, sizeof(w));
+	r = cli_parse(argc, argv, &w, &json_out, &timeout_s);
+	if (r != 0) {
+		if (r < 0 && cli_wants_json(argc, argv))
+			cli_json_fail("stop", "bad usage");
+		usage(r > 0 ? stdout : stderr);
+		return r > 0 ? EXIT_OK : EXIT_USAGE;
+	}
+	if (cli_resolve_where(&w) != 0) {
+		if (json_out)
+			cli_json_fail("stop", "cannot resolve the run directory or pid file");
+		return EXIT_FAIL;
+	}
+	if (json_out) {
+		o = cli_json_new("stop");
+		if (o == NULL) {
+			cli_json_print(NULL);
+			return EXIT_FAIL;
+		}
+		cli_json_bool(o, "ok", 0); /* set below; added here to come first */
+		cli_json_str(o, "pid_file", w.pid_file);
+	}
+	r = cli_daemon_running(&w, &pid, &stale);
+	if (r < 0) {
+		if (o != NULL) {
+			cli_json_bool(o, "ok", 0);
+			cli_json_str(o, "error", "cannot read the pid file");
+			cli_json_print(o);
+		}
+		return EXIT_FAIL;
+	}
+	if (r == 0) {
+		int removed = stale && unlink(w.pid_file) == 0;
+
+		if (o != NULL) {
+			cli_json_bool(o, "ok", 1);
+			cli_json_bool(o, "was_running", 0);
+			cli_json_bool(o, "stale_pid_file_removed", removed);
+			cli_json_print(o);
+		} else if (removed) {
+			printf("softdpu-uromd is not running; removed the stale pid file %s\n",
+			       w.pid_file);
+		} else {
+			printf("softdpu-uromd is not running (pid file %s)\n", w.pid_file);
+		}
+		return EXIT_OK;
+	}
+	cli_json_bool(o, "was_running", 1);
+	cli_json_int(o, "pid", pid);
+	if (pid <= 0 || !proc_is_uromd(pid)) {
+		fprintf(stderr,
+			"softdpu: pid file %s is locked but names pid %d, which is not "
+			"softdpu-uromd; not signalling it\n",
+			w.pid_file, (int)pid);
+		if (o != NULL) {
+			cli_json_bool(o, "ok", 0);
+			cli_json_str(o, "error",
+				     "the pid file names a process that is not "
+				     "softdpu-uromd; not signalled");
+			cli_json_print(o);
+		}
+		return EXIT_FAIL;
+	}
+	if (kill(pid, SIGTERM) != 0) {
+		int err = errno;
+
+		fprintf(stderr, "softdpu: cannot signal softdpu-uromd pid %d: %s\n", (int)pid,
+			strerror(err));
+		if (o != NULL) {
+			cli_json_bool(o, "ok", 0);
+			cli_json_str(o, "error", strerror(err));
+			cli_json_print(o);
+		}
+		return EXIT_FAIL;
+	}
+	/* The daemon releases the pid file lock when it exits. */
+	deadline = now_ms() + (uint64_t)timeout_s * 1000;
+	while (now_ms() < deadline) {
+		pid_t p2 = 0;
+
+		if (cli_daemon_running(&w, &p2, &stale) == 0) {
+			if (o != NULL) {
+				cli_json_bool(o, "ok", 1);
+				cli_json_print(o);
+			} else {
+				printf("softdpu-uromd (pid %d) stopped\n", (int)pid);
+			}
+			return EXIT_OK;
+		}
+		sleep_ms(50);
+	}
+	fprintf(stderr, "softdpu: softdpu-uromd (pid %d) did not stop within %d s\n", (int)pid,
+		timeout_s);
+	if (o != NULL) {
+		cli_json_bool(o, "ok", 0);
+		cli_json_str(o, "error", "did not stop within the timeout");
+		cli_json_int(o, "timeout_s", timeout_s);
+		cli_json_print(o);
+	}
+	return EXIT_FAIL;
+}
+
+/*
+ * The softdpu-uromd binary: next to this program (installed layout), else where a build tree
+ * puts it relative to tools/softdpu, else on PATH (execvp looks it up).
+ */
+static void cli_find_uromd(char *buf, size_t size)
+{
+	static const char *const rel[] = {"softdpu-uromd", "../src/urom/service/softdpu-uromd"};
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	if (n > 0) {
+		char *slash;
+
+		self[n] = '\0';
+		slash = strrchr(self, '/');
+		if (slash != NULL) {
+			*slash = '\0';
+			for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+				struct stat st;
+
+				if ((size_t)snprintf(buf, size, "%s/%s", self, rel[i]) < size &&
+				    stat(buf, &st) == 0 && S_ISREG(st.st_mode) &&
+				    access(buf, X_OK) == 0)
+					return;
+			}
+		}
+	}
+	snprintf(buf, size, "softdpu-uromd");
+}
+
+/* The value of option `name` in uromd's argv (--name value or --name=value). */
+static const char *cli_opt_value(int argc, char **argv, const char *name)
+{
+	size_t len = strlen(name);
+	const char *found = NULL;
+
+	for (int i = 1; i < argc; i++) {
+		if (strncmp(argv[i], name, len) != 0)
+			continue;
+		if (argv[i][len] == '=')
+			found = argv[i] + len + 1;
+		else if (argv[i][len] == '\0' && i + 1 < argc)
+			found = argv[++i];
+	}
+	return found;
+}
+
+static int cmd_start(int argc, char **argv)
+{
+	char uromd[PATH_MAX];
+	struct cli_where w;
+	char **args;
+	char *json = NULL;
+	int wstatus, stale = 0, json_out = cli_wants_json(argc, argv), nargs = 1;
+	struct json_object *o;
+	pid_t child, pid = 0;
+	uint64_t deadline;
+
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--") == 0)
+			break;
+		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+			cli_find_uromd(uromd, sizeof(uromd));
+			argv[0] = uromd;
+			execvp(uromd, argv);
+			fprintf(stderr, "softdpu: cannot run %s: %s\n", uromd, strerror(errno));
+			return EXIT_FAIL;
+		}
+		if (strcmp(argv[i], "-f") == 0 || strcmp(argv[i], "--foreground") == 0) {
+			fprintf(stderr,
+				"softdpu: service start runs softdpu-uromd as a daemon; run "
+				"softdpu-uromd -f yourself for the foreground\n");
+			if (json_out)
+				cli_json_fail("start", "bad usage: --foreground");
+			return EXIT_USAGE;
+		}
+	}
+	memset(&w, 0, sizeof(w));
+	w.run_dir_opt = cli_opt_value(argc, argv, "--run-dir");
+	w.pid_file_opt = cli_opt_value(argc, argv, "--pid-file");
+	w.secret_file_opt = cli_opt_value(argc, argv, "--secret-file");
+	if (cli_resolve_where(&w) != 0) {
+		if (json_out)
+			cli_json_fail("start", "cannot resolve the run directory or pid file");
+		return EXIT_FAIL;
+	}
+
+	cli_find_uromd(uromd, sizeof(uromd));
+	args = calloc((size_t)argc + 1, sizeof(*args));
+	if (args == NULL) {
+		if (json_out)
+			cli_json_print(NULL);
+		return EXIT_FAIL;
+	}
+	args[0] = uromd;
+	/* --json is this tool's; softdpu-uromd gets everything else. */
+	for (int i = 1, opts = 1; i < argc; i++) {
+		if (opts && strcmp(argv[i], "--") == 0)
+			opts = 0;
+		if (opts && strcmp(argv[i], "--json") == 0)
+			continue;
+		args[nargs++] = argv[i];
+	}
+	fflush(NULL);
+	child = fork();
+	if (child < 0) {
+		fprintf(stderr, "softdpu: fork failed: %s\n", strerror(errno));
+		if (json_out)
+			cli_json_fail("start", "fork failed");
+		free(args);
+		return EXIT_FAIL;
+	}
+	if (child == 0) {
+		/* With --json, stdout carries only the result line: the service talks on stderr. */
+		if (json_out)
+			dup2(STDERR_FILENO, STDOUT_FILENO);
+		execvp(uromd, args);
+		fprintf(stderr, "softdpu: cannot run %s: %s\n", uromd, strerror(errno));
+		_exit(127);
+	}
+	free(args);
+	/* softdpu-uromd's launcher returns once the daemon is ready or failed (bounded). */
+	while (waitpid(child, &wstatus, 0) < 0 && errno == EINTR)
+		;
+	if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0) {
+		int code = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1;
+
+		if (json_out) {
+			o = cli_json_new("start");
+			cli_json_bool(o, "ok", 0);
+			cli_json_str(o, "error",
+				     code == EXIT_USAGE ? "bad usage" :
+							  "softdpu-uromd failed to start");
+			cli_json_int(o, "exit_status", code);
+			cli_json_str(o, "run_dir", w.run_dir);
+			cli_json_print(o);
+		}
+		if (code == EXIT_USAGE)
+			return EXIT_USAGE;
+		fprintf(stderr, "softdpu: softdpu-uromd failed to start (exit status %d)\n", code);
+		return EXIT_FAIL;
+	}
+	if (cli_daemon_running(&w, &pid, &stale) != 1) {
+		fprintf(stderr, "softdpu: softdpu-uromd reported ready but holds no pid file %s\n",
+			w.pid_file);
+		if (json_out)
+			cli_json_fail("start",
+				      "softdpu-uromd reported ready but holds no pid file");
+		return EXIT_FAIL;
+	}
+	/* Check it answers (bounded: a few tries within 10 s). */
+	deadline = now_ms() + 10000;
+	for (;;) {
+		if (cli_query_status(&w, 5000, &json) == 0)
+			break;
+		if (now_ms() >= deadline) {
+			fprintf(stderr,
+				"softdpu: softdpu-uromd (pid %d) started but does not "
+				"answer status queries\n",
+				(int)pid);
+			if (json_out) {
+				o = cli_json_new("start");
+				cli_json_bool(o, "ok", 0);
+				cli_json_int(o, "pid", pid);
+				cli_json_str(o, "error",
+					     "started but does not answer status queries");
+				cli_json_print(o);
+			}
+			return EXIT_FAIL;
+		}
+		sleep_ms(200);
+	}
+	{
+		struct json_object *root = json_tokener_parse(json);
+
+		if (json_out) {
+			o = cli_json_new("start");
+			cli_json_bool(o, "ok", 1);
+			cli_json_int(o, "pid", pid);
+			cli_json_str(o, "listen", root ? js(root, "listen") : NULL);
+			cli_json_str(o, "run_dir", w.run_dir);
+			cli_json_str(o, "pid_file", w.pid_file);
+			cli_json_print(o);
+		} else {
+			printf("softdpu-uromd started: pid %d, listening on %s, run dir %s\n",
+			       (int)pid, root ? js(root, "listen") : "?", w.run_dir);
+		}
+		if (root)
+			json_object_put(root);
+	}
+	free(json);
+	return EXIT_OK;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 ||
+	    strcmp(argv[1], "help") == 0) {
+		usage(stdout);
+		return EXIT_OK;
+	}
+	if (strcmp(argv[1], "--version") == 0) {
+		printf("softdpu %s (DOCA API %s)\n", SOFTDPU_VERSION, SDP_DOCA_API_VERSION);
+		return EXIT_OK;
+	}
+	if (strcmp(argv[1], "service") != 0) {
+		fprintf(stderr, "softdpu: unknown command %s\n", argv[1]);
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (argc < 3) {
+		fprintf(stderr, "softdpu: service needs start, stop or status\n");
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (strcmp(argv[2], "-h") == 0 || strcmp(argv[2], "--help") == 0) {
+		usage(stdout);
+		return EXIT_OK;
+	}
+	if (strcmp(argv[2], "start") == 0)
+		return cmd_start(argc - 2, argv + 2);
+	if (strcmp(argv[2], "stop") == 0)
+		return cmd_stop(argc - 2, argv + 2);
+	if (strcmp(argv[2], "status") == 0)
+		return cmd_status(argc - 2, argv + 2);
+	fprintf(stderr, "softdpu: unknown service command %s\n", argv[2]);
+	usage(stderr);
+	return EXIT_USAGE;
+}
