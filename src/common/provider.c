@@ -753,6 +753,13 @@ const char *sdp_provider_get_path(size_t idx)
 	return idx < g_reg.num_providers ? g_reg.providers[idx].path : NULL;
 }
 
+const struct sdp_eth_port_ops *sdp_dev_get_eth_ops(const struct doca_dev *dev)
+{
+	const struct sdp_provider_ops *ops = sdp_dev_get_provider_ops(dev);
+
+	return ops != NULL ? ops->eth : NULL;
+}
+
 size_t sdp_providers_num(void)
 {
 	return g_reg.num_providers;

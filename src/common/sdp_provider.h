@@ -28,8 +28,10 @@
 #include "doca_dev.h"
 #include "doca_error.h"
 #include "doca_types.h"
+#include "sdp_eth_port.h"
 
-#define SDP_PROVIDER_ABI_VERSION 1u
+/* 2: struct sdp_provider_ops gained `eth` (the Ethernet port ops of the software NIC backends). */
+#define SDP_PROVIDER_ABI_VERSION 2u
 /* The symbol every module exports: a pointer to its ops. */
 #define SDP_PROVIDER_SYMBOL "sdp_provider"
 #define SDP_PROVIDER_FILE_PREFIX "sdp_provider_"
@@ -113,6 +115,14 @@ struct sdp_provider_ops {
 
 	/* Optional: a devinfo whose attr.priv is not NULL dies. */
 	void (*devinfo_free)(void *priv);
+
+	/*
+	 * The Ethernet port of this provider's devices (src/eth/sdp_eth_port.h), or NULL for a
+	 * provider whose devices carry no Ethernet queues (host). port_open gets the dev_priv of
+	 * dev_open, so a provider with `eth` has a dev_open. The engine holds the doca_dev
+	 * (sdp_dev_hold) while a port of it is open, so dev_close never meets an open port.
+	 */
+	const struct sdp_eth_port_ops *eth;
 };
 
 #define SDP_PROVIDER_DEFINE(ops)                                                                   \
@@ -145,6 +155,8 @@ const char *sdp_devinfo_get_provider_name(const struct doca_devinfo *devinfo);
 const struct sdp_devinfo_attr *sdp_devinfo_get_attr(const struct doca_devinfo *devinfo);
 const struct sdp_provider_ops *sdp_dev_get_provider_ops(const struct doca_dev *dev);
 void *sdp_dev_get_priv(const struct doca_dev *dev);
+/* The Ethernet port ops of an open device's provider; NULL for a bad dev or one without. */
+const struct sdp_eth_port_ops *sdp_dev_get_eth_ops(const struct doca_dev *dev);
 
 /*
  * An object built on a device (an mmap, a UROM service, an eth queue) holds it while it uses

@@ -8,7 +8,7 @@
  * function type PF, interface `lo` (the UROM traffic it stands for stays on this host or goes
  * through UCX, never through an Ethernet queue of its own), link up.
  *
- * Opening it needs no resource: there is no dev_open op.
+ * Opening it needs no resource: there is no dev_open op, and no Ethernet port (`eth` is NULL).
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #include <ctype.h>
@@ -119,6 +119,7 @@ static const struct sdp_provider_ops host_ops = {
 	.name = "host",
 	.decl_check = host_decl_check,
 	.enumerate = host_enumerate,
+	.eth = NULL, /* the host device has no Ethernet queues of its own */
 };
 
 SDP_PROVIDER_DEFINE(host_ops);

@@ -114,6 +114,7 @@ static const struct sdp_provider_ops fake_ops = {
 	.dev_open = fake_dev_open,
 	.dev_close = fake_dev_close,
 	.devinfo_free = free,
+	.eth = NULL, /* provider ABI 2: a device without an Ethernet port */
 };
 SDP_PROVIDER_DEFINE(fake_ops);
 

@@ -1,0 +1,88 @@
+/*
+ * softdpu internal: the Ethernet port ABI a software NIC backend (a device provider module:
+ * loop, gen, pcap, afpacket; AF_XDP later) offers to the queue engine of libdoca_eth.
+ *
+ * A provider with Ethernet devices sets `eth` in its struct sdp_provider_ops (provider ABI 2).
+ * The engine opens one port per doca_dev it runs queues on, with as many hardware RX queues as
+ * the backend can spread traffic over (afpacket: fanout members; others: 1) and TX queues, and
+ * then moves frames between the port and the DOCA queues' rings. Steering (DOCA Flow) runs in
+ * the engine, after rx_burst, so backends never see rules.
+ *
+ * Threads: each port queue is used by one engine thread at a time; different queues of one port
+ * may be used concurrently. Nothing here blocks: rx_burst/tx_burst return what they could do
+ * now, and the engine sleeps on rx_fd() (or its own timer where a backend has no fd).
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+#ifndef SDP_ETH_PORT_H_
+#define SDP_ETH_PORT_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "doca_error.h"
+
+#define SDP_ETH_MAX_FRAME 9216 /* largest frame any backend handles (jumbo) */
+
+/* Per-frame flags. */
+enum sdp_pkt_flags {
+	SDP_PKT_F_L3_CSUM_BAD = 1u << 0,  /* IPv4 header checksum wrong */
+	SDP_PKT_F_L4_CSUM_BAD = 1u << 1,  /* UDP/TCP checksum wrong */
+	SDP_PKT_F_CSUM_PARTIAL = 1u << 2, /* kernel left the checksum to "hardware": not an error */
+	SDP_PKT_F_TRUNCATED = 1u << 3,	  /* the frame was longer than the buffer */
+};
+
+/*
+ * One frame. rx_burst: on entry data/cap describe an engine buffer to copy the frame into; the
+ * backend sets len (bytes of the frame stored, at most cap), wire_len (the frame's real
+ * length), flags and ts_ns. tx_burst: data/len are the frame to send; ts_ns, when nonzero, is
+ * the earliest CLOCK_TAI/REALTIME send time the backend should honour (wait-on-time), flags
+ * ignored.
+ */
+struct sdp_pkt {
+	void *data;
+	uint32_t cap;
+	uint32_t len;
+	uint32_t wire_len;
+	uint32_t flags;
+	uint64_t ts_ns;
+};
+
+struct sdp_eth_port_cfg {
+	uint16_t nb_rxq; /* requested RX queues (the backend may give fewer: see port info) */
+	uint16_t nb_txq;
+	uint32_t ring_size; /* backend ring depth hint per queue (frames) */
+};
+
+struct sdp_eth_port_info {
+	uint16_t nb_rxq; /* RX queues the backend really spreads over */
+	uint16_t nb_txq;
+	uint32_t mtu;
+	uint8_t mac[6];
+	int has_rx_fd; /* rx_fd() returns pollable fds */
+};
+
+struct sdp_eth_port; /* the backend's own */
+
+struct sdp_eth_port_ops {
+	/* Open the port of an opened device (dev_priv from the provider's dev_open). */
+	doca_error_t (*port_open)(void *dev_priv, const struct sdp_eth_port_cfg *cfg,
+				  struct sdp_eth_port **port_p, struct sdp_eth_port_info *info_p);
+	void (*port_close)(struct sdp_eth_port *port);
+	/* Up to n frames from RX queue q into pkts[] (see struct sdp_pkt); returns the count. */
+	uint16_t (*rx_burst)(struct sdp_eth_port *port, uint16_t q, struct sdp_pkt *pkts,
+			     uint16_t n);
+	/*
+	 * Send up to n frames on TX queue q; returns how many the backend took (it copied them).
+	 * Fewer than n means "full now": the engine retries later or drops and counts.
+	 */
+	uint16_t (*tx_burst)(struct sdp_eth_port *port, uint16_t q, const struct sdp_pkt *pkts,
+			     uint16_t n);
+	/* A fd readable when RX queue q may have frames, or -1 (the engine then polls on a timer). */
+	int (*rx_fd)(struct sdp_eth_port *port, uint16_t q);
+	/* A fd readable when TX queue q has room again after a short tx_burst, or -1. */
+	int (*tx_fd)(struct sdp_eth_port *port, uint16_t q);
+	/* Link state now (1 up, 0 down). */
+	int (*link_up)(struct sdp_eth_port *port);
+};
+
+#endif /* SDP_ETH_PORT_H_ */

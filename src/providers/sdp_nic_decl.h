@@ -1,0 +1,73 @@
+/*
+ * softdpu internal: helpers the software NIC provider modules (loop, gen, ...) share to read
+ * their device declarations and to give their devices stable synthetic identities.
+ *
+ * Compiled into each module (src/providers/nic_decl.c); nothing here is exported.
+ *
+ * Synthetic PCI addresses live in domain ffff, which no real PCI function has. Each provider
+ * owns one bus of it so providers never collide with each other or with the host device
+ * (ffff:00:00.0): see SDP_NIC_BUS_* and docs/devices.md.
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+#ifndef SDP_NIC_DECL_H_
+#define SDP_NIC_DECL_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "doca_types.h"
+#include "sdp_provider.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Bus numbers of domain ffff: 00 is the host device, then one per software NIC provider. */
+#define SDP_NIC_BUS_LOOP 0x01
+#define SDP_NIC_BUS_GEN 0x02
+#define SDP_NIC_BUS_PCAP 0x03
+#define SDP_NIC_BUS_AFPACKET 0x04
+
+/* 32-bit FNV-1a of a string: the stable hash behind synthetic addresses. */
+uint32_t sdp_nic_hash(const char *s);
+
+/*
+ * Refuse (logging the reason with decl->origin) a declaration with a key outside `known`
+ * (NULL-terminated) or a key given twice. Returns 1 when every key is known and single.
+ */
+int sdp_nic_decl_keys_ok(const struct sdp_dev_decl *decl, const char *const *known);
+
+/* Check an ibdev-style name given by `key`: 1..63 chars of [A-Za-z0-9_.-]; logs and 0 if not. */
+int sdp_nic_decl_name_ok(const struct sdp_dev_decl *decl, const char *key, const char *name);
+
+/*
+ * The decimal (or 0x hex) integer of `key` within [min, max]: 1 with *value_p set, or 0 after
+ * logging why. An absent key gives def (not checked against the range).
+ */
+int sdp_nic_decl_uint(const struct sdp_dev_decl *decl, const char *key, uint64_t min, uint64_t max,
+		      uint64_t def, uint64_t *value_p);
+
+/* A MAC written aa:bb:cc:dd:ee:ff (hex, either case): 1 with mac set, 0 when malformed. */
+int sdp_nic_parse_mac(const char *text, uint8_t mac[6]);
+
+/*
+ * A locally administered unicast MAC derived from name: 02:<tag>:<4 bytes of its hash>, so
+ * devices of different providers (tag) and names differ.
+ */
+void sdp_nic_default_mac(const char *name, uint8_t tag, uint8_t mac[6]);
+
+/*
+ * Give each of names[0..n-1] a synthetic PCI address "ffff:<bus>:dd.f" in out[i]: the slot
+ * (device << 3 | function) starts at the name's hash and moves on past slots already taken, with
+ * the names taken in sorted order, so an address depends only on the set of names declared and
+ * is the same in every process declaring the same set. Fails (INVALID_VALUE, logged) beyond 256
+ * names or with a NULL/empty name.
+ */
+doca_error_t sdp_nic_pci_assign(uint8_t bus, const char *const *names, size_t n,
+				char (*out)[DOCA_DEVINFO_PCI_ADDR_SIZE]);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SDP_NIC_DECL_H_ */

@@ -1,0 +1,100 @@
+/*
+ * Helpers the software NIC backend tests share: capture softdpu's warnings, find devices, open
+ * them and reach their Ethernet port ops.
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+#ifndef T_NIC_H_
+#define T_NIC_H_
+
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "doca_dev.h"
+#include "doca_log.h"
+#include "sdp_provider.h"
+#include "t_helpers.h"
+
+/* Every SDK record, concatenated (what the library logged). */
+static char t_log[1 << 16];
+static size_t t_log_len;
+static char t_log_rec[4096];
+
+static __attribute__((unused)) void t_log_flush(char *buf)
+{
+	size_t n = strlen(buf);
+
+	if (t_log_len + n + 1 < sizeof(t_log)) {
+		memcpy(t_log + t_log_len, buf, n);
+		t_log_len += n;
+		t_log[t_log_len++] = '\n';
+		t_log[t_log_len] = '\0';
+	}
+}
+
+static __attribute__((unused)) void t_log_capture(void)
+{
+	struct doca_log_backend *be;
+
+	T_OK(doca_log_backend_create_with_buf_sdk(t_log_rec, sizeof(t_log_rec), t_log_flush, &be));
+	T_OK(doca_log_backend_set_sdk_level(be, DOCA_LOG_LEVEL_WARNING));
+}
+
+/* The captured log must hold a record containing all of the given pieces (NULL-terminated). */
+#define T_LOGGED(...) t_logged(__FILE__, __LINE__, (const char *const[]){__VA_ARGS__, NULL})
+static __attribute__((unused)) void t_logged(const char *file, int line, const char *const *parts)
+{
+	const char *rec = t_log;
+
+	while (*rec != '\0') {
+		const char *end = strchr(rec, '\n');
+		size_t len = end ? (size_t)(end - rec) : strlen(rec);
+		int all = 1;
+
+		for (const char *const *p = parts; *p != NULL && all; p++) {
+			const char *hit = strstr(rec, *p);
+
+			all = hit != NULL && hit < rec + len;
+		}
+		if (all)
+			return;
+		rec += len + (end != NULL);
+	}
+	fprintf(stderr, "FAIL %s:%d: expected a log record containing", file, line);
+	for (const char *const *p = parts; *p != NULL; p++)
+		fprintf(stderr, " \"%s\"", *p);
+	fprintf(stderr, "; the log was:\n%s", t_log);
+	t_failures++;
+}
+
+static __attribute__((unused)) struct doca_devinfo *t_find_dev(struct doca_devinfo **list,
+							       uint32_t n, const char *name)
+{
+	char buf[DOCA_DEVINFO_IBDEV_NAME_SIZE];
+
+	for (uint32_t i = 0; i < n; i++)
+		if (doca_devinfo_get_ibdev_name(list[i], buf, sizeof(buf)) == DOCA_SUCCESS &&
+		    strcmp(buf, name) == 0)
+			return list[i];
+	return NULL;
+}
+
+static __attribute__((unused)) double t_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* poll() one fd for reading: 1 readable, 0 not within timeout_ms. */
+static __attribute__((unused)) int t_readable(int fd, int timeout_ms)
+{
+	struct pollfd pfd = {.fd = fd, .events = POLLIN};
+	int r = poll(&pfd, 1, timeout_ms);
+
+	return r == 1 && (pfd.revents & POLLIN) != 0;
+}
+
+#endif /* T_NIC_H_ */
