@@ -5,7 +5,10 @@
  * section), and submits them; the engine hands the frame to the device's backend and completes
  * the task through the queue's doca_pe once the backend took it. A task the backend could not
  * take before the queue stops completes through the error callback with DOCA_ERROR_IO_FAILED.
- * Batch and LSO send tasks come later.
+ *
+ * Batch send tasks send up to 16/32/64/128 frames with one submission (doca_task_batch_submit)
+ * and report them with one callback carrying a status per frame. They keep their order with the
+ * queue's single send tasks. LSO send tasks come later.
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #ifndef DOCA_ETH_TXQ_CPU_DATA_PATH_H_
@@ -54,6 +57,43 @@ void doca_eth_txq_task_send_set_pkt(struct doca_eth_txq_task_send *task_send, st
 DOCA_EXPERIMENTAL
 doca_error_t doca_eth_txq_task_send_get_pkt(const struct doca_eth_txq_task_send *task_send,
 					    struct doca_buf **pkt);
+
+/*
+ * Completion callback of batch send tasks: tasks_num frames, the batch's user data, and the
+ * batch's arrays (task_user_data_array, pkt_array, status_array: one entry per frame). The
+ * success callback runs when every frame was sent, the error callback when any failed (see
+ * status_array). The batch belongs to the application again (doca_task_batch_free).
+ */
+typedef void (*doca_eth_txq_task_batch_send_completion_cb_t)(
+	struct doca_task_batch *task_batch, uint16_t tasks_num, union doca_data ctx_user_data,
+	union doca_data task_batch_user_data, union doca_data *task_user_data_array,
+	struct doca_buf **pkt_array, doca_error_t *status_array);
+
+/*
+ * Batch send tasks: the largest batch, how many batches the application may hold at once, and
+ * the callbacks. IDLE only (DOCA_ERROR_BAD_STATE otherwise); DOCA_ERROR_INVALID_VALUE for an
+ * unknown size, no batches or a NULL callback.
+ */
+DOCA_EXPERIMENTAL
+doca_error_t doca_eth_txq_task_batch_send_set_conf(
+	struct doca_eth_txq *eth_txq, enum doca_task_batch_max_tasks_number max_tasks_number,
+	uint16_t num_task_batches,
+	doca_eth_txq_task_batch_send_completion_cb_t success_completion_cb,
+	doca_eth_txq_task_batch_send_completion_cb_t error_completion_cb);
+
+/*
+ * A batch of tasks_num (1 to the configured maximum) send tasks on a RUNNING queue. The batch
+ * owns two arrays of the configured maximum size, returned in pkt_array and
+ * task_user_data_array: the application writes the first tasks_num entries (each packet a
+ * doca_buf whose data section is one whole frame) before doca_task_batch_submit().
+ * DOCA_ERROR_NO_MEMORY past num_task_batches batches held.
+ */
+DOCA_EXPERIMENTAL
+doca_error_t doca_eth_txq_task_batch_send_allocate(struct doca_eth_txq *eth_txq, uint16_t tasks_num,
+						   union doca_data task_batch_user_data,
+						   struct doca_buf ***pkt_array,
+						   union doca_data **task_user_data_array,
+						   struct doca_task_batch **task_batch);
 
 #ifdef __cplusplus
 }

@@ -178,6 +178,24 @@ DOCA_STABLE
 struct doca_ctx *doca_task_get_ctx(const struct doca_task *task);
 
 /*
+ * Submit a task batch (allocated by a context type, e.g.
+ * doca_eth_txq_task_batch_send_allocate()): all its tasks go to the engine at once and one
+ * callback reports them, with a status per task. On DOCA_SUCCESS the library owns the batch
+ * until that callback runs; on any error the caller still owns it. DOCA_ERROR_INVALID_VALUE for
+ * NULL, DOCA_ERROR_BAD_STATE when the batch is already submitted or freed or its context is not
+ * RUNNING.
+ */
+DOCA_EXPERIMENTAL
+doca_error_t doca_task_batch_submit(struct doca_task_batch *task_batch);
+
+/*
+ * Give a task batch back to its context (allowed whenever the application owns it, including
+ * from its callback). Every batch must be freed before its context can finish stopping.
+ */
+DOCA_EXPERIMENTAL
+void doca_task_batch_free(struct doca_task_batch *task_batch);
+
+/*
  * Connect an IDLE context to the PE (DOCA_ERROR_BAD_STATE otherwise). A context has one PE for
  * life: connecting it again gives DOCA_ERROR_NOT_PERMITTED; destroying the context disconnects it.
  */

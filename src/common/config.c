@@ -152,6 +152,9 @@ static const struct sdp_config_entry sdp_config_table[] = {
 	SDP_CFG_ROW(SDP_CFG_UROM_WORKER_BIN, "SOFTDPU_UROM_WORKER_BIN", "", sdp_cfg_string,
 		    "path of the UROM worker program softdpu-uromd spawns (empty: "
 		    "softdpu-urom-worker next to softdpu-uromd)"),
+	SDP_CFG_ROW(SDP_CFG_GPU_CC_OVERRIDE, "SOFTDPU_GPU_CC_OVERRIDE", "", sdp_cfg_string,
+		    "compute capability <major>.<minor> doca_gpu_create sees instead of the "
+		    "GPU's own, e.g. 7.5 to test a pre-Ampere GPU (empty: the GPU's own)"),
 };
 
 _Static_assert(sizeof(sdp_config_table) / sizeof(sdp_config_table[0]) == SDP_CFG_COUNT,

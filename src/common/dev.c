@@ -440,6 +440,11 @@ const char *sdp_devinfo_get_provider_name(const struct doca_devinfo *devinfo)
 	return devinfo_ok(devinfo) ? devinfo->ops->name : NULL;
 }
 
+const struct sdp_eth_port_ops *sdp_devinfo_get_eth_ops(const struct doca_devinfo *devinfo)
+{
+	return devinfo_ok(devinfo) ? devinfo->ops->eth : NULL;
+}
+
 const struct sdp_devinfo_attr *sdp_devinfo_get_attr(const struct doca_devinfo *devinfo)
 {
 	return devinfo_ok(devinfo) ? &devinfo->attr : NULL;

@@ -30,8 +30,11 @@
 #include "doca_types.h"
 #include "sdp_eth_port.h"
 
-/* 2: struct sdp_provider_ops gained `eth` (the Ethernet port ops of the software NIC backends). */
-#define SDP_PROVIDER_ABI_VERSION 2u
+/*
+ * 2: struct sdp_provider_ops gained `eth` (the Ethernet port ops of the software NIC backends).
+ * 3: struct sdp_eth_port_ops gained `stats` (frames the backend lost on its own).
+ */
+#define SDP_PROVIDER_ABI_VERSION 3u
 /* The symbol every module exports: a pointer to its ops. */
 #define SDP_PROVIDER_SYMBOL "sdp_provider"
 #define SDP_PROVIDER_FILE_PREFIX "sdp_provider_"
@@ -157,6 +160,8 @@ const struct sdp_provider_ops *sdp_dev_get_provider_ops(const struct doca_dev *d
 void *sdp_dev_get_priv(const struct doca_dev *dev);
 /* The Ethernet port ops of an open device's provider; NULL for a bad dev or one without. */
 const struct sdp_eth_port_ops *sdp_dev_get_eth_ops(const struct doca_dev *dev);
+/* The same for a listed device (capability queries); NULL for a bad devinfo or one without. */
+const struct sdp_eth_port_ops *sdp_devinfo_get_eth_ops(const struct doca_devinfo *devinfo);
 
 /*
  * An object built on a device (an mmap, a UROM service, an eth queue) holds it while it uses

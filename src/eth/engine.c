@@ -19,11 +19,17 @@
 SDP_LOG_COMPONENT("eth");
 
 #define ENGINE_IDLE_MS 1000 /* longest sleep; the stop flag is also read at every wake-up */
-#define ENGINE_POLL_MS 1    /* timer for backends without an rx_fd, while tasks wait */
-#define ENGINE_ROUNDS 8	    /* bursts per wake-up before sleeping again */
+#define ENGINE_HELD_MS 100  /* sleep while a back-pressured ring is full (a release wakes it) */
+#define ENGINE_POLL_MS 1    /* timer for backends without an rx_fd */
+#define ENGINE_ROUNDS 8	    /* bursts before the engine looks at its eventfd again */
 
 static pthread_mutex_t g_ports_lock = PTHREAD_MUTEX_INITIALIZER;
 static sdp_list_link_t g_ports = SDP_LIST_HEAD_INIT(g_ports);
+
+static void cnt_add(uint64_t *c, uint64_t v)
+{
+	__atomic_store_n(c, *c + v, __ATOMIC_RELAXED);
+}
 
 /* ---- delivery ------------------------------------------------------------------------------- */
 
@@ -46,138 +52,157 @@ static struct doca_eth_rxq *pick_rxq(struct sdp_eth_dport *dport, int verdict, u
 	return sdp_container_of(dport->rxqs.next, struct doca_eth_rxq, dport_link);
 }
 
-/* Store one frame in the next waiting task of rxq and complete it. (dport->lock) */
-static void deliver(struct sdp_eth_dport *dport, struct doca_eth_rxq *rxq,
-		    const struct sdp_pkt *pkt)
+/*
+ * How many frames the engine may take now (dport->lock): -1 when no receive queue runs, 0 when
+ * a back-pressured ring is full (it is marked, so its consumer wakes the engine), else the room
+ * of the fullest back-pressured ring (SDP_ETH_RX_BURST when every ring is CYCLIC).
+ */
+static int engine_budget(struct sdp_eth_dport *dport)
 {
-	struct doca_eth_rxq_task_recv *task;
-	void *head = NULL;
-	size_t cap = 0;
-	uint32_t len = pkt->len;
-	doca_error_t status = DOCA_SUCCESS;
+	struct doca_eth_rxq *rxq;
+	uint32_t budget = SDP_ETH_RX_BURST;
 
-	if (sdp_list_is_empty(&rxq->waiting)) {
-		rxq->counters.no_task++;
-		return;
+	if (sdp_list_is_empty(&dport->rxqs))
+		return -1;
+	sdp_list_for_each(rxq, &dport->rxqs, dport_link) {
+		uint32_t room;
+
+		if (rxq->overflow != SDP_ETH_OVERFLOW_BACKPRESSURE)
+			continue;
+		room = sdp_ring_rx_room(rxq->ring);
+		if (room == 0) {
+			/* mark, then look again: a release in between is seen here or wakes us */
+			sdp_ring_rx_mark_full(rxq->ring);
+			room = sdp_ring_rx_room(rxq->ring);
+		}
+		if (room < budget)
+			budget = room;
 	}
-	task = sdp_container_of(rxq->waiting.next, struct doca_eth_rxq_task_recv, link);
-	sdp_list_del(&task->link);
-	dport->waiting--;
-	if (doca_buf_get_head(task->pkt, &head) != DOCA_SUCCESS ||
-	    doca_buf_get_len(task->pkt, &cap) != DOCA_SUCCESS) {
-		/* the buffer died under the task: nothing to store into */
-		sdp_warn("eth_rxq %p: receive task %p has no usable buffer", (void *)rxq,
-			 (void *)task);
-		sdp_task_complete(&task->task, DOCA_ERROR_INVALID_VALUE);
-		return;
-	}
-	if (cap > rxq->max_packet_size)
-		cap = rxq->max_packet_size;
-	if ((pkt->flags & SDP_PKT_F_TRUNCATED) != 0 || len > cap || pkt->wire_len > len) {
-		rxq->counters.truncated++;
-		status = DOCA_ERROR_TOO_BIG;
-		if (len > cap)
-			len = (uint32_t)cap;
-	}
-	memcpy(head, pkt->data, len);
-	(void)doca_buf_set_data(task->pkt, head, len);
-	task->l3_ok = (pkt->flags & SDP_PKT_F_L3_CSUM_BAD) == 0;
-	task->l4_ok = (pkt->flags & SDP_PKT_F_L4_CSUM_BAD) == 0;
-	if (!task->l3_ok || !task->l4_ok)
-		rxq->counters.csum_bad++;
-	if (status == DOCA_SUCCESS) {
-		rxq->counters.packets++;
-		rxq->counters.bytes += len;
-	}
-	sdp_task_complete(&task->task, status);
+	return (int)budget;
 }
 
-/* Take frames from the backend while tasks wait; returns the frames taken. */
-static unsigned int engine_rx(struct sdp_eth_dport *dport)
+/* Wake the consumers of the rings the last burst filled, where they sleep (event mode). */
+static void notify_consumers(struct sdp_eth_dport *dport)
+{
+	struct doca_eth_rxq *rxq;
+	uint64_t one = 1;
+
+	sdp_list_for_each(rxq, &dport->rxqs, dport_link) {
+		if (!rxq->eng_touched)
+			continue;
+		rxq->eng_touched = 0;
+		if (atomic_load_explicit(&rxq->want_wake, memory_order_seq_cst) &&
+		    atomic_exchange(&rxq->want_wake, 0)) {
+			atomic_store(&rxq->ev_signaled, 1);
+			if (write(rxq->ev_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+				sdp_warn("eth_rxq %p: waking its PE failed: %m", (void *)rxq);
+		}
+	}
+}
+
+/* One burst of at most budget frames from the backend into the rings; returns frames taken. */
+static unsigned int engine_rx(struct sdp_eth_dport *dport, uint32_t budget)
 {
 	struct sdp_pkt pkts[SDP_ETH_RX_BURST];
-	unsigned int total = 0;
+	struct doca_flow_port *flow;
+	uint64_t bytes = 0, unsteered = 0;
+	uint16_t got = 0;
 
-	for (int round = 0; round < ENGINE_ROUNDS; round++) {
-		struct doca_flow_port *flow;
-		size_t want;
-		uint16_t got = 0;
+	if (budget > SDP_ETH_RX_BURST)
+		budget = SDP_ETH_RX_BURST;
+	for (uint32_t i = 0; i < budget; i++)
+		pkts[i] = (struct sdp_pkt){.data = dport->stage + (size_t)i * SDP_ETH_MAX_FRAME,
+					   .cap = SDP_ETH_MAX_FRAME};
+	for (uint16_t q = 0; q < dport->info.nb_rxq && got < budget; q++)
+		got += dport->ops->rx_burst(dport->port, q, pkts + got, (uint16_t)(budget - got));
+	if (got == 0)
+		return 0;
+	/* looked up per burst: the application may start or replace its flow port any time */
+	flow = sdp_flow_port_get(dport->dev);
+	pthread_mutex_lock(&dport->lock);
+	for (uint16_t i = 0; i < got; i++) {
+		uint16_t queue_id = 0;
+		int verdict = sdp_flow_classify(flow, pkts[i].data, pkts[i].len, &queue_id);
+		struct doca_eth_rxq *rxq = pick_rxq(dport, verdict, queue_id);
 
-		pthread_mutex_lock(&dport->lock);
-		want = dport->waiting;
-		pthread_mutex_unlock(&dport->lock);
-		if (want == 0)
-			break;
-		if (want > SDP_ETH_RX_BURST)
-			want = SDP_ETH_RX_BURST;
-		for (size_t i = 0; i < want; i++)
-			pkts[i] = (struct sdp_pkt){.data = dport->stage + i * SDP_ETH_MAX_FRAME,
-						   .cap = SDP_ETH_MAX_FRAME};
-		for (uint16_t q = 0; q < dport->info.nb_rxq && got < want; q++)
-			got += dport->ops->rx_burst(dport->port, q, pkts + got,
-						    (uint16_t)(want - got));
-		if (got == 0)
-			break;
-		total += got;
-		/* looked up per burst: the application may start or replace its flow port any time */
-		flow = sdp_flow_port_get(dport->dev);
-		pthread_mutex_lock(&dport->lock);
-		for (uint16_t i = 0; i < got; i++) {
-			uint16_t queue_id = 0;
-			int verdict = sdp_flow_classify(flow, pkts[i].data, pkts[i].len, &queue_id);
-			struct doca_eth_rxq *rxq = pick_rxq(dport, verdict, queue_id);
-
-			if (rxq != NULL)
-				deliver(dport, rxq, &pkts[i]);
+		bytes += pkts[i].len;
+		if (rxq == NULL) {
+			unsteered++;
+			continue;
 		}
-		pthread_mutex_unlock(&dport->lock);
-		if (flow != NULL)
-			sdp_flow_port_put(flow);
-		if (got < want)
-			break;
+		/* a drop or an overwrite is counted by the ring */
+		(void)sdp_ring_rx_push(rxq->ring, pkts[i].data, pkts[i].len, pkts[i].wire_len,
+				       pkts[i].flags & 0xfu, pkts[i].ts_ns);
+		rxq->eng_touched = 1;
 	}
-	return total;
+	notify_consumers(dport);
+	pthread_mutex_unlock(&dport->lock);
+	if (flow != NULL)
+		sdp_flow_port_put(flow);
+	cnt_add(&dport->rx_packets, got);
+	cnt_add(&dport->rx_bytes, bytes);
+	cnt_add(&dport->rx_unsteered, unsteered);
+	return got;
+}
+
+static void engine_wait(struct sdp_eth_dport *dport, int with_rx, int timeout)
+{
+	struct pollfd pfd[1 + 64];
+	nfds_t n = 1;
+
+	pfd[0] = (struct pollfd){.fd = dport->wake_fd, .events = POLLIN};
+	for (uint16_t q = 0; with_rx && q < dport->info.nb_rxq && n < 1 + 64; q++) {
+		int fd = dport->info.has_rx_fd ? dport->ops->rx_fd(dport->port, q) : -1;
+
+		if (fd < 0) {
+			timeout = ENGINE_POLL_MS;
+			continue;
+		}
+		pfd[n++] = (struct pollfd){.fd = fd, .events = POLLIN};
+	}
+	if (poll(pfd, n, timeout) < 0 && errno != EINTR) {
+		sdp_warn("engine of port %p: poll failed: %m", (void *)dport);
+		usleep(1000); /* never spin on a broken poll */
+		return;
+	}
+	if (pfd[0].revents & POLLIN) {
+		uint64_t v;
+
+		if (read(dport->wake_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+			sdp_warn("engine of port %p: reading its eventfd failed: %m",
+				 (void *)dport);
+	}
 }
 
 static void *engine_main(void *arg)
 {
 	struct sdp_eth_dport *dport = arg;
+	int held = 0;
 
 	while (!atomic_load(&dport->stop)) {
-		struct pollfd pfd[1 + 64];
-		nfds_t n = 1;
-		int timeout = ENGINE_IDLE_MS;
-		size_t waiting;
+		int budget = -1, round;
 
-		pfd[0] = (struct pollfd){.fd = dport->wake_fd, .events = POLLIN};
-		pthread_mutex_lock(&dport->lock);
-		waiting = dport->waiting;
-		pthread_mutex_unlock(&dport->lock);
-		if (waiting > 0) {
-			for (uint16_t q = 0; q < dport->info.nb_rxq && n < 1 + 64; q++) {
-				int fd = dport->info.has_rx_fd ? dport->ops->rx_fd(dport->port, q) :
-								 -1;
-
-				if (fd < 0) {
-					timeout = ENGINE_POLL_MS;
-					continue;
-				}
-				pfd[n++] = (struct pollfd){.fd = fd, .events = POLLIN};
-			}
+		for (round = 0; round < ENGINE_ROUNDS && !atomic_load(&dport->stop); round++) {
+			pthread_mutex_lock(&dport->lock);
+			budget = engine_budget(dport);
+			pthread_mutex_unlock(&dport->lock);
+			if (budget <= 0 || engine_rx(dport, (uint32_t)budget) == 0)
+				break;
 		}
-		if (poll(pfd, n, timeout) < 0 && errno != EINTR) {
-			sdp_error("engine of port %p: poll failed: %m", (void *)dport);
-			break;
+		if (round == ENGINE_ROUNDS)
+			continue; /* busy: go on taking frames */
+		if (budget < 0) {
+			held = 0;
+			engine_wait(dport, 0, ENGINE_IDLE_MS);
+		} else if (budget == 0) {
+			if (!held)
+				cnt_add(&dport->rx_wait, 1);
+			held = 1;
+			engine_wait(dport, 0, ENGINE_HELD_MS);
+		} else {
+			held = 0;
+			engine_wait(dport, 1, ENGINE_IDLE_MS);
 		}
-		if (pfd[0].revents & POLLIN) {
-			uint64_t v;
-
-			if (read(dport->wake_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
-				sdp_warn("engine of port %p: reading its eventfd failed: %m",
-					 (void *)dport);
-		}
-		if (waiting > 0)
-			engine_rx(dport);
 	}
 	return NULL;
 }
@@ -272,6 +297,43 @@ err_unlock:
 	return status;
 }
 
+doca_error_t sdp_eth_dev_get_port_counters(struct doca_dev *dev,
+					   struct sdp_eth_port_counters *counters)
+{
+	struct sdp_eth_dport *dport;
+	doca_error_t status = DOCA_ERROR_BAD_STATE;
+
+	if (dev == NULL || counters == NULL) {
+		sdp_error("sdp_eth_dev_get_port_counters: NULL argument");
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	pthread_mutex_lock(&g_ports_lock);
+	sdp_list_for_each(dport, &g_ports, link) {
+		struct sdp_eth_port_stats stats = {0};
+
+		if (dport->dev != dev)
+			continue;
+		if (dport->ops->stats != NULL)
+			dport->ops->stats(dport->port, &stats);
+		*counters = (struct sdp_eth_port_counters){
+			.rx_packets = __atomic_load_n(&dport->rx_packets, __ATOMIC_RELAXED),
+			.rx_bytes = __atomic_load_n(&dport->rx_bytes, __ATOMIC_RELAXED),
+			.rx_unsteered = __atomic_load_n(&dport->rx_unsteered, __ATOMIC_RELAXED),
+			.rx_port_drops = stats.rx_drops,
+			.rx_wait = __atomic_load_n(&dport->rx_wait, __ATOMIC_RELAXED),
+			.tx_packets = __atomic_load_n(&dport->tx_packets, __ATOMIC_RELAXED),
+			.tx_bytes = __atomic_load_n(&dport->tx_bytes, __ATOMIC_RELAXED),
+		};
+		status = DOCA_SUCCESS;
+		break;
+	}
+	pthread_mutex_unlock(&g_ports_lock);
+	if (status != DOCA_SUCCESS)
+		sdp_error("sdp_eth_dev_get_port_counters: no queue of device %p is running",
+			  (void *)dev);
+	return status;
+}
+
 void sdp_eth_dport_put(struct sdp_eth_dport *dport)
 {
 	pthread_mutex_lock(&g_ports_lock);
@@ -296,10 +358,7 @@ void sdp_eth_dport_put(struct sdp_eth_dport *dport)
 
 int sdp_eth_devinfo_has_port(const struct doca_devinfo *devinfo)
 {
-	const char *provider = sdp_devinfo_get_provider_name(devinfo);
-
-	/* host is the one provider without Ethernet ports (src/common/sdp_provider.h) */
-	return provider != NULL && strcmp(provider, "host") != 0;
+	return sdp_devinfo_get_eth_ops(devinfo) != NULL;
 }
 
 /* ---- checksums ------------------------------------------------------------------------------ */

@@ -4,14 +4,23 @@
  * Every doca_dev that runs Ethernet queues has one engine port (struct sdp_eth_dport): the
  * backend port opened through the device provider's sdp_eth_port_ops, with one RX and one TX
  * queue, and one engine thread. The port opens when the first queue of the device starts and
- * closes when the last one stops. The engine thread sleeps on the backend's rx_fd (or a 1 ms
- * timer where the backend has none) only while some receive queue of the port has tasks
- * waiting; otherwise it sleeps on its own eventfd, so an idle port never spins. It classifies
- * each received frame with DOCA Flow (when a flow port is started on the device) and stores it
- * in the next waiting task of the receive queue that the verdict names.
+ * closes when the last one stops.
  *
- * Locks: dport->lock guards the list of running receive queues, their waiting tasks and their
- * counters; dport->tx_lock serialises tx_burst on the port's TX queue.
+ * Each running receive queue owns an RX ring (sdp_ring.h): the engine thread is its producer,
+ * the queue's consumer (doca_pe_progress on the CPU data path) empties it. The engine takes a
+ * burst from the backend, classifies each frame with DOCA Flow (when a flow port is started on
+ * the device) and pushes it into the ring of the queue the verdict names. Back-pressured rings
+ * (include/softdpu/eth.h) limit each burst to the room of the fullest one; when one is full the
+ * engine leaves the backend alone and sleeps until a consumer releases slots.
+ *
+ * The engine thread sleeps on the backend's rx_fd (or a 1 ms timer where the backend has none)
+ * while it can take frames, on its own eventfd otherwise (no receive queue, or a full
+ * back-pressured ring); every sleep is bounded, so an idle port never spins.
+ *
+ * Locks: dport->lock guards the list of running receive queues (the engine holds it while it
+ * pushes a burst, so a queue leaves the list only between bursts); dport->tx_lock serialises
+ * tx_burst on the port's TX queue. A receive queue's ring consumer side, its tasks and its
+ * consumer counters belong to the thread that calls doca_pe_progress.
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #ifndef SDP_ETH_INT_H_
@@ -28,6 +37,7 @@
 #include "sdp_ctx.h"
 #include "sdp_eth_port.h"
 #include "sdp_list.h"
+#include "sdp_ring.h"
 #include "softdpu/eth.h"
 
 #define SDP_ETH_RX_BURST 32	   /* frames the engine takes from the backend at once */
@@ -40,14 +50,20 @@ struct sdp_eth_dport {
 	const struct sdp_eth_port_ops *ops;
 	struct sdp_eth_port *port;
 	struct sdp_eth_port_info info;
-	pthread_mutex_t lock;	 /* rxqs, their tasks and counters */
-	pthread_mutex_t tx_lock; /* tx_burst on TX queue 0 */
+	pthread_mutex_t lock;	 /* rxqs */
+	pthread_mutex_t tx_lock; /* tx_burst on TX queue 0, tx counters */
 	sdp_list_link_t rxqs;	 /* running receive queues, in start order */
-	size_t waiting;		 /* receive tasks waiting over all rxqs (lock) */
 	pthread_t thread;
-	int wake_fd; /* eventfd: a task arrived, or stop */
+	int wake_fd; /* eventfd: a queue started, a ring has room again, or stop */
 	atomic_int stop;
 	uint8_t *stage; /* SDP_ETH_RX_BURST frames of SDP_ETH_MAX_FRAME bytes */
+	/* port counters: rx_* written by the engine thread, tx_* under tx_lock (relaxed atomics) */
+	uint64_t rx_packets, rx_bytes, rx_unsteered, rx_wait;
+	uint64_t tx_packets, tx_bytes;
+};
+
+struct doca_eth_rxq_event_batch_managed_recv {
+	struct doca_eth_rxq *rxq;
 };
 
 struct doca_eth_rxq {
@@ -59,15 +75,38 @@ struct doca_eth_rxq {
 	struct doca_mmap *mmap; /* set_pkt_buf (referenced) */
 	uint32_t mmap_offset;
 	uint32_t mmap_len;
+	/* REGULAR: receive tasks */
 	doca_eth_rxq_task_recv_completion_cb_t recv_ok_cb;
 	doca_eth_rxq_task_recv_completion_cb_t recv_err_cb;
-	uint32_t task_recv_num;	     /* 0: set_conf not called */
-	struct sdp_eth_dport *dport; /* while started */
-	sdp_list_link_t dport_link;  /* in dport->rxqs while running (dport->lock) */
-	sdp_list_link_t waiting;     /* submitted receive tasks (dport->lock) */
-	int has_queue_id;	     /* (dport->lock) */
+	uint32_t task_recv_num;	 /* 0: set_conf not called */
+	sdp_list_link_t waiting; /* submitted receive tasks (consumer thread) */
+	uint32_t nwaiting;	 /* their number */
+	/* MANAGED_MEMPOOL: batch receive events */
+	int batch_registered;
+	uint32_t batch_max, batch_min;
+	union doca_data batch_user_data;
+	doca_eth_rxq_event_batch_managed_recv_handler_cb_t batch_ok_cb;
+	doca_eth_rxq_event_batch_managed_recv_handler_cb_t batch_err_cb;
+	struct doca_buf_inventory *inv; /* buffers over ring slots (while started) */
+	struct doca_buf **batch_bufs;	/* batch_max, the buffers of the batch in flight */
+	struct doca_eth_rxq_event_batch_managed_recv batch_event;
+	/* the ring */
+	enum sdp_eth_overflow overflow; /* as set (DEFAULT resolved at start) */
+	uint32_t ring_slots_req;	/* sdp_eth_rxq_set_ring_size, 0: default */
+	struct sdp_ring_hdr *ring;	/* while started */
+	void *ring_alloc;		/* ring memory we allocated (NULL: in the pkt_buf mmap) */
+	struct sdp_ring_counters ring_acc; /* ring counters of earlier runs */
+	struct sdp_eth_dport *dport;	   /* while started */
+	sdp_list_link_t dport_link;	   /* in dport->rxqs while running (dport->lock) */
+	int has_queue_id;		   /* (dport->lock) */
 	uint16_t queue_id;
-	struct sdp_eth_rxq_counters counters; /* (dport->lock) */
+	/* event mode: the engine writes ev_fd when want_wake is set */
+	int ev_fd;
+	atomic_int want_wake;
+	atomic_int ev_signaled;
+	int eng_touched; /* the current burst pushed into the ring (engine, dport->lock) */
+	/* consumer counters (consumer thread) */
+	uint64_t packets, bytes, truncated;
 };
 
 struct doca_eth_rxq_task_recv {
@@ -83,8 +122,15 @@ struct doca_eth_rxq_task_recv {
 doca_error_t sdp_eth_dport_get(struct doca_dev *dev, struct sdp_eth_dport **dport_p);
 void sdp_eth_dport_put(struct sdp_eth_dport *dport);
 
-/* A receive task was queued: let the engine thread look (any thread). */
+/* Wake the engine thread: a queue started or stopped, or a full ring has room (any thread). */
 void sdp_eth_dport_kick(struct sdp_eth_dport *dport);
+
+/* Count frames the port sent (tx_lock held). */
+static inline void sdp_eth_dport_count_tx(struct sdp_eth_dport *dport, uint64_t bytes)
+{
+	__atomic_store_n(&dport->tx_packets, dport->tx_packets + 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&dport->tx_bytes, dport->tx_bytes + bytes, __ATOMIC_RELAXED);
+}
 
 /* Software checksums of one frame in place (IPv4 header; UDP/TCP over IPv4/IPv6). */
 void sdp_eth_csum_fill(uint8_t *frame, uint32_t len, int l3, int l4);

@@ -61,6 +61,12 @@ struct sdp_eth_port_info {
 	int has_rx_fd; /* rx_fd() returns pollable fds */
 };
 
+/* What a backend lost on its own (optional op stats). */
+struct sdp_eth_port_stats {
+	uint64_t
+		rx_drops; /* frames that reached the port but were lost before rx_burst (full ring) */
+};
+
 struct sdp_eth_port; /* the backend's own */
 
 struct sdp_eth_port_ops {
@@ -83,6 +89,13 @@ struct sdp_eth_port_ops {
 	int (*tx_fd)(struct sdp_eth_port *port, uint16_t q);
 	/* Link state now (1 up, 0 down). */
 	int (*link_up)(struct sdp_eth_port *port);
+	/*
+	 * Optional (provider ABI 3; NULL: the backend never loses a frame on its own, as gen and
+	 * pcap). Totals since port_open. Called from an application thread while the engine may
+	 * be in rx_burst/tx_burst on the same port; calls are serialised by the caller (libdoca_eth
+	 * holds its port list lock), never concurrent with each other.
+	 */
+	void (*stats)(struct sdp_eth_port *port, struct sdp_eth_port_stats *stats);
 };
 
 #endif /* SDP_ETH_PORT_H_ */

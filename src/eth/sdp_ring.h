@@ -422,6 +422,34 @@ take:
 }
 
 /*
+ * Producer: slots it can fill now without dropping or overwriting (0 to nb_slots). A producer
+ * that holds its source back while this is 0 (back-pressure) marks the ring full with
+ * sdp_ring_rx_mark_full() and looks again before sleeping; the consumer, after a release,
+ * checks sdp_ring_rx_is_full() to wake it (a store-then-load handshake on both sides).
+ */
+SDP_RING_FN uint32_t sdp_ring_rx_room(const struct sdp_ring_hdr *r)
+{
+	uint32_t used = SDP_ATOMIC_LOAD_RLX(&r->prod) - SDP_ATOMIC_LOAD_SC(&r->cons);
+
+	return used >= r->nb_slots ? 0 : r->nb_slots - used;
+}
+
+/* Producer: the ring has no room (counts a ring-full event on the transition). */
+SDP_RING_FN void sdp_ring_rx_mark_full(struct sdp_ring_hdr *r)
+{
+	if (!SDP_ATOMIC_LOAD_RLX(&r->full)) {
+		SDP_ATOMIC_STORE_SC(&r->full, 1u);
+		sdp_ring_cnt_add(&r->cnt.ring_full, 1);
+	}
+}
+
+/* Consumer, after sdp_ring_rx_release(): whether the producer is waiting for room. */
+SDP_RING_FN int sdp_ring_rx_is_full(const struct sdp_ring_hdr *r)
+{
+	return SDP_ATOMIC_LOAD_SC(&r->full) != 0;
+}
+
+/*
  * Publish the frame of a reserved position: CQE fields, then the control word (release: the
  * payload and fields before it), then the producer index (release: the CQE before it).
  */
@@ -557,7 +585,8 @@ SDP_RING_FN doca_error_t sdp_ring_rx_release(struct sdp_ring_hdr *r, uint32_t en
 
 	if ((uint32_t)(end_pos - cons) > (uint32_t)(claim - cons))
 		return DOCA_ERROR_INVALID_VALUE;
-	SDP_ATOMIC_STORE_REL(&r->cons, end_pos);
+	/* sequentially consistent: the back-pressure handshake (sdp_ring_rx_room) */
+	SDP_ATOMIC_STORE_SC(&r->cons, end_pos);
 	return DOCA_SUCCESS;
 }
 

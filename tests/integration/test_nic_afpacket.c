@@ -10,7 +10,8 @@
  * byte with exact counts, no echo of the port's own TX, fanout over 2 RX queues (every frame
  * once, a flow always on one queue, both queues used), TP_STATUS_CSUMNOTREADY reported as
  * SDP_PKT_F_CSUM_PARTIAL, a VLAN tag taken out by the kernel put back, truncation, wait-on-time
- * sends, link down/up, NOT_PERMITTED without CAP_NET_RAW, bad arguments.
+ * sends, link down/up, port drops of full rings counted exactly (stats), NOT_PERMITTED without
+ * CAP_NET_RAW, bad arguments.
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #include <arpa/inet.h>
@@ -607,6 +608,122 @@ static void test_link(struct port *port)
 	}
 }
 
+/*
+ * Port drops: afdrop has 2 RX queues of the smallest ring (4 blocks of 128 KiB each, a few
+ * hundred full-size frames). The peer sends NDROP frames nobody reads, so the kernel drops what
+ * does not fit; stats() counts them over both queues, and every frame is either received or
+ * counted: received + drops == NDROP exactly (the veth carries nothing else). Reading the stats
+ * again after a drain and a few more frames keeps the total (the kernel resets its own at each
+ * read).
+ */
+#define NDROP 3000
+#define DROP_LEN 1514
+
+static uint32_t drain_tagged(struct port *port, uint8_t tag, uint8_t *seen, uint32_t nseen,
+			     uint32_t want, int max_ms, uint32_t per_q[2])
+{
+	static uint8_t buf[32][BUF];
+	struct sdp_pkt pkts[32];
+	uint64_t end = now_ms() + (uint64_t)max_ms, quiet_end = 0;
+	uint32_t got = 0, bad = 0;
+
+	for (;;) {
+		uint64_t now = now_ms();
+		uint32_t pass = 0;
+
+		for (uint16_t q = 0; q < port->info.nb_rxq; q++) {
+			uint16_t n;
+
+			for (int i = 0; i < 32; i++)
+				pkts[i] = (struct sdp_pkt){.data = buf[i], .cap = BUF};
+			n = port->ops->rx_burst(port->p, q, pkts, 32);
+			pass += n;
+			for (uint16_t i = 0; i < n; i++) {
+				uint32_t s;
+
+				memcpy(&s, buf[i] + 43, sizeof(s));
+				if (pkts[i].len != DROP_LEN || buf[i][42] != tag || s >= nseen ||
+				    seen[s]++) {
+					if (bad++ == 0)
+						t_fail("drop test: expected each tagged frame once, "
+						       "got %u bytes, tag 0x%x, seq %u",
+						       pkts[i].len, buf[i][42], s);
+					continue;
+				}
+				got++;
+				per_q[q]++;
+			}
+		}
+		if (now >= end)
+			break;
+		if (got >= want) {
+			if (quiet_end == 0)
+				quiet_end = now + 100;
+			if (now >= quiet_end)
+				break;
+		}
+		if (pass == 0)
+			usleep(2000);
+	}
+	return got;
+}
+
+static void test_rx_drops(void)
+{
+	static uint8_t frame[DROP_LEN];
+	static uint8_t seen[NDROP + 10];
+	uint8_t peer_mac[6] = {0x02, 0x53, 0x44, 0x50, 0x00, 0xbb};
+	struct sdp_eth_port_stats st0, st1, st2, st3;
+	uint32_t got, sent = 0, per_q[2] = {0, 0};
+	struct port port;
+
+	if (port_open("afdrop", 2, &port) != 0)
+		return;
+	T_EQ_INT(port.info.nb_rxq, 2);
+	if (port.ops->stats == NULL) {
+		t_fail("expected afpacket to have the stats op");
+		port_close(&port);
+		return;
+	}
+	memset(&st0, 0xff, sizeof(st0));
+	port.ops->stats(port.p, &st0);
+	T_EQ_INT(st0.rx_drops, 0);
+	for (uint32_t s = 0; s < NDROP; s++) {
+		make_frame(frame, DROP_LEN, peer_mac, s % 64, 0xf1, s);
+		if (send(g_peer, frame, DROP_LEN, 0) == DROP_LEN)
+			sent++;
+		if (s % 100 == 99)
+			usleep(1000); /* let the receiving softirq keep up: no backlog drops */
+	}
+	T_EQ_INT(sent, NDROP);
+	usleep(20000);
+	port.ops->stats(port.p, &st1);
+	if (st1.rx_drops == 0)
+		t_fail("expected drops after %u frames into two rings nobody read", sent);
+	got = drain_tagged(&port, 0xf1, seen, NDROP + 10, (uint32_t)(NDROP - st1.rx_drops), 3000,
+			   per_q);
+	port.ops->stats(port.p, &st2);
+	printf("drops: %u sent, %u received (%u + %u), %llu dropped\n", sent, got, per_q[0],
+	       per_q[1], (unsigned long long)st2.rx_drops);
+	T_TRUE(per_q[0] > 0 && per_q[1] > 0); /* so both rings filled: drops from both count */
+	T_TRUE(st2.rx_drops >= st1.rx_drops);
+	T_EQ_INT(got + st2.rx_drops, sent);
+
+	/* room again: 10 more frames all arrive, and the total stays what it was */
+	for (uint32_t s = NDROP; s < NDROP + 10; s++) {
+		make_frame(frame, DROP_LEN, peer_mac, s % 64, 0xf1, s);
+		if (send(g_peer, frame, DROP_LEN, 0) != DROP_LEN)
+			t_fail("peer send: %s", strerror(errno));
+	}
+	T_EQ_INT(drain_tagged(&port, 0xf1, seen, NDROP + 10, 10, 3000, per_q), 10);
+	port.ops->stats(port.p, &st3);
+	T_EQ_INT(st3.rx_drops, st2.rx_drops);
+	port.ops->stats(NULL, &st3);
+	T_EQ_INT(st3.rx_drops, 0);
+	port.ops->stats(port.p, NULL);
+	port_close(&port);
+}
+
 /* Without CAP_NET_RAW in the effective set, port_open fails with NOT_PERMITTED and says why. */
 static void test_no_cap(void)
 {
@@ -711,8 +828,9 @@ int main(int argc, char **argv)
 		 "afpacket:iface=%s,name=afa,queues=2,frames=1024;afpacket:iface=%s,name=afa1;"
 		 "afpacket:iface=lo,name=aflo;afpacket:iface=nosuch0,name=afnone;"
 		 "afpacket:iface=a/b,name=afbad;afpacket:name=afbad2;"
-		 "afpacket:iface=%s,name=afbad3,queues=99",
-		 g_ifa, g_ifa, g_ifa);
+		 "afpacket:iface=%s,name=afbad3,queues=99;"
+		 "afpacket:iface=%s,name=afdrop,queues=2,frames=64",
+		 g_ifa, g_ifa, g_ifa, g_ifa);
 	setenv("SOFTDPU_DEVICES", decls, 1);
 	setenv("SOFTDPU_DEVICE_CONFIG", "", 1);
 	T_OK(doca_log_backend_create_with_buf_sdk(g_log_line, sizeof(g_log_line), log_flush, &sdk));
@@ -740,6 +858,7 @@ int main(int argc, char **argv)
 		test_wait_on_time(&port);
 		test_link(&port);
 		port_close(&port);
+		test_rx_drops();
 	}
 	test_no_cap();
 	test_queues_and_args();

@@ -315,6 +315,14 @@ static void test_caps(struct doca_devinfo *loop, struct doca_devinfo *host)
 	T_STATUS(doca_eth_rxq_cap_is_type_supported(loop, DOCA_ETH_RXQ_TYPE_REGULAR,
 						    DOCA_ETH_RXQ_DATA_PATH_TYPE_GPU),
 		 DOCA_ERROR_NOT_SUPPORTED);
+	/* as DOCA: MANAGED_MEMPOOL on the CPU, CYCLIC on the GPU only */
+	T_OK(doca_eth_rxq_cap_is_type_supported(loop, DOCA_ETH_RXQ_TYPE_MANAGED_MEMPOOL,
+						DOCA_ETH_RXQ_DATA_PATH_TYPE_CPU));
+	T_STATUS(doca_eth_rxq_cap_is_type_supported(loop, DOCA_ETH_RXQ_TYPE_MANAGED_MEMPOOL,
+						    DOCA_ETH_RXQ_DATA_PATH_TYPE_GPU),
+		 DOCA_ERROR_NOT_SUPPORTED);
+	T_OK(doca_eth_rxq_cap_is_type_supported(loop, DOCA_ETH_RXQ_TYPE_CYCLIC,
+						DOCA_ETH_RXQ_DATA_PATH_TYPE_GPU));
 	T_STATUS(doca_eth_rxq_cap_is_type_supported(NULL, DOCA_ETH_RXQ_TYPE_REGULAR,
 						    DOCA_ETH_RXQ_DATA_PATH_TYPE_CPU),
 		 DOCA_ERROR_INVALID_VALUE);
@@ -359,10 +367,11 @@ static void test_estimate(void)
 	T_OK(doca_eth_rxq_estimate_packet_buf_size(DOCA_ETH_RXQ_TYPE_CYCLIC, 0, 0, 2048, 16, 0, 10,
 						   10, &sz));
 	T_EQ_INT(sz, 2112u * 16u);
-	/* managed mempool: at least one burst */
+	/* managed mempool: at least one burst, plus the ring softdpu keeps there (a 32-byte
+	 * completion entry per slot, a 256-byte header, two alignments) */
 	T_OK(doca_eth_rxq_estimate_packet_buf_size(DOCA_ETH_RXQ_TYPE_MANAGED_MEMPOOL, 1000, 100,
 						   8192, 2048, 1, 0, 0, &sz));
-	T_EQ_INT(sz, 8192u * 2048u);
+	T_EQ_INT(sz, 8192u * 2048u + 32u * 2048u + 256u + 128u);
 	T_STATUS(doca_eth_rxq_estimate_packet_buf_size(DOCA_ETH_RXQ_TYPE_CYCLIC, 0, 0, 2048, 16, 0,
 						       0, 0, NULL),
 		 DOCA_ERROR_INVALID_VALUE);
@@ -476,8 +485,9 @@ int main(void)
 	/* CYCLIC is the GPU data path's type: refused on the CPU, the queue stays IDLE */
 	T_OK(doca_eth_rxq_set_type(rxq, DOCA_ETH_RXQ_TYPE_CYCLIC));
 	T_STATUS(doca_ctx_start(doca_eth_rxq_as_doca_ctx(rxq)), DOCA_ERROR_NOT_SUPPORTED);
+	/* MANAGED_MEMPOOL needs its batch event registration */
 	T_OK(doca_eth_rxq_set_type(rxq, DOCA_ETH_RXQ_TYPE_MANAGED_MEMPOOL));
-	T_STATUS(doca_ctx_start(doca_eth_rxq_as_doca_ctx(rxq)), DOCA_ERROR_NOT_SUPPORTED);
+	T_STATUS(doca_ctx_start(doca_eth_rxq_as_doca_ctx(rxq)), DOCA_ERROR_BAD_STATE);
 	T_OK(doca_eth_rxq_set_type(rxq, DOCA_ETH_RXQ_TYPE_REGULAR));
 	T_STATUS(doca_eth_rxq_apply_queue_id(rxq, 0), DOCA_ERROR_BAD_STATE);
 	T_OK(doca_ctx_start(doca_eth_rxq_as_doca_ctx(rxq)));

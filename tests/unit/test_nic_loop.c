@@ -2,7 +2,7 @@
  * The `loop` provider: declarations (good and refused, with reasons), its devices in the device
  * list, and its Ethernet port: round trips checked byte for byte in both directions, per-queue
  * order, a full wire (short tx_burst, tx_fd, nothing lost), rx_fd waking a poll(), truncation,
- * link state, and the bad-argument paths.
+ * link state, the frames a port without RX queues loses (stats), and the bad-argument paths.
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #include <pthread.h>
@@ -421,6 +421,38 @@ static void test_ports(struct doca_dev *dev_a, struct doca_dev *dev_b)
 		memset(next, 0, sizeof(next));
 		T_EQ_INT(recv_check(pb, 0, 0, next, 64), 0);
 		g_ops->port_close(pb);
+	}
+
+	/*
+	 * B open without an RX queue: the link is up, and what A sends is lost at B, which counts
+	 * it (stats); nothing else a loop port ever loses, so A counts nothing.
+	 */
+	{
+		struct sdp_eth_port_cfg tx_only = {.nb_rxq = 0, .nb_txq = 1, .ring_size = 64};
+		struct sdp_eth_port_stats st;
+
+		pb = NULL;
+		T_OK(g_ops->port_open(sdp_dev_get_priv(dev_b), &tx_only, &pb, &ib));
+		if (pb != NULL && g_ops->stats == NULL)
+			t_fail("expected loop to have the stats op");
+		if (pb != NULL && g_ops->stats != NULL) {
+			T_EQ_INT(ib.nb_rxq, 0);
+			T_EQ_INT(g_ops->link_up(pa), 1);
+			memset(&st, 0xff, sizeof(st));
+			g_ops->stats(pb, &st);
+			T_EQ_INT(st.rx_drops, 0);
+			T_EQ_INT(send_frames(pa, 0, 0, 0, 3), 3);
+			T_EQ_INT(send_frames(pa, 0, 1, 0, 2), 2);
+			g_ops->stats(pb, &st);
+			T_EQ_INT(st.rx_drops, 5);
+			g_ops->stats(pa, &st);
+			T_EQ_INT(st.rx_drops, 0);
+			g_ops->stats(NULL, &st);
+			T_EQ_INT(st.rx_drops, 0);
+			g_ops->stats(pb, NULL);
+		}
+		if (pb != NULL)
+			g_ops->port_close(pb);
 	}
 close_a:
 	g_ops->port_close(pa);

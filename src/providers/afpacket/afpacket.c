@@ -14,7 +14,9 @@
  * ours). PACKET_IGNORE_OUTGOING keeps the frames this host sends (our own TX among them) out of
  * RX. A frame whose checksum the sender left to "hardware" (TP_STATUS_CSUMNOTREADY, e.g. UDP
  * from a local socket over a veth) is delivered with SDP_PKT_F_CSUM_PARTIAL, not as an error; a
- * VLAN tag the kernel took out is put back in the frame.
+ * VLAN tag the kernel took out is put back in the frame. A frame that finds the ring full is
+ * dropped by the kernel and counted (PACKET_STATISTICS tp_drops, which each read resets); the
+ * stats op adds those up over the port's RX queues since port_open.
  *
  * TX: one socket per TX queue, bound with protocol 0 so it receives nothing, with a frame ring:
  * TPACKET_V3 where the kernel takes a V3 TX ring (Linux 4.11 and later), else TPACKET_V2, whose
@@ -47,6 +49,7 @@
 #include <linux/if_packet.h>
 #include <net/if.h>
 #include <poll.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,6 +103,7 @@ struct afp_rxq {
 	uint32_t block;	    /* the block read next */
 	uint8_t *pkt;	    /* the next frame in that block; NULL: block not started */
 	uint32_t pkts_left; /* frames of the block not yet read */
+	uint64_t drops;	    /* tp_drops of PACKET_STATISTICS, summed: each read resets them */
 };
 
 struct afp_txq {
@@ -127,6 +131,7 @@ struct sdp_eth_port {
 	uint16_t nb_txq;
 	struct afp_rxq rxq[AFP_MAX_QUEUES];
 	struct afp_txq txq[AFP_MAX_QUEUES];
+	int stats_warned; /* a PACKET_STATISTICS read failed: reported once */
 };
 
 static doca_error_t errno_status(int err)
@@ -269,90 +274,57 @@ static doca_error_t afp_decl_check(const struct sdp_dev_decl *decl)
 	return afp_conf_parse(decl, &conf);
 }
 
+/* conf_read of sdp_nic_enumerate: every declaration (checked) is read. */
+static doca_error_t afp_conf_read(const struct sdp_dev_decl *const *decls, size_t num_decls,
+				  size_t i, void *conf)
+{
+	(void)num_decls;
+	return afp_conf_parse(decls[i], conf);
+}
+
+/*
+ * conf_attr of sdp_nic_enumerate: an interface that does not exist now is left out of this
+ * list. Every declared name took a slot of the synthetic bus, so an address does not depend on
+ * which interfaces exist; a PCI interface reports its own address instead.
+ */
+static int afp_conf_attr(const struct sdp_dev_decl *decl, const void *c,
+			 struct sdp_devinfo_attr *attr)
+{
+	const struct afp_conf *conf = c;
+	char pci[DOCA_DEVINFO_PCI_ADDR_SIZE];
+
+	if (if_nametoindex(conf->iface) == 0) {
+		sdp_warn("%s: interface %s: %m; device %s left out of the list", decl->origin,
+			 conf->iface, conf->name);
+		return 0;
+	}
+	snprintf(attr->iface_name, sizeof(attr->iface_name), "%s", conf->iface);
+	if (iface_pci_addr(conf->iface, pci))
+		memcpy(attr->pci_addr, pci, sizeof(attr->pci_addr));
+	attr->link_up = iface_link_up(conf->iface);
+	return 1;
+}
+
+static const struct sdp_nic_provider afp_nic = {
+	.name = "afpacket",
+	.bus = SDP_NIC_BUS_AFPACKET,
+	.conf_size = sizeof(struct afp_conf),
+	.name_off = offsetof(struct afp_conf, name),
+	.conf_read = afp_conf_read,
+	.conf_attr = afp_conf_attr,
+};
+
 static doca_error_t afp_enumerate(const struct sdp_dev_decl *const *decls, size_t num_decls,
 				  struct sdp_devinfo_sink *sink)
 {
-	char(*pci)[DOCA_DEVINFO_PCI_ADDR_SIZE] = NULL;
-	struct afp_conf *confs = NULL;
-	const char **names = NULL;
-	doca_error_t status = DOCA_SUCCESS;
-
-	if (num_decls == 0)
-		return DOCA_SUCCESS;
-	confs = calloc(num_decls, sizeof(*confs));
-	names = calloc(num_decls, sizeof(*names));
-	pci = calloc(num_decls, sizeof(*pci));
-	if (confs == NULL || names == NULL || pci == NULL) {
-		sdp_error("out of memory listing %zu afpacket devices", num_decls);
-		status = DOCA_ERROR_NO_MEMORY;
-		goto out;
-	}
-	for (size_t i = 0; i < num_decls; i++) {
-		status = afp_conf_parse(decls[i], &confs[i]); /* checked: cannot fail */
-		if (status != DOCA_SUCCESS)
-			goto out;
-		names[i] = confs[i].name;
-	}
-	/* every declared name takes a slot, so an address does not depend on which exist now */
-	status = sdp_nic_pci_assign(SDP_NIC_BUS_AFPACKET, names, num_decls, pci);
-	if (status != DOCA_SUCCESS)
-		goto out;
-
-	for (size_t i = 0; i < num_decls; i++) {
-		struct sdp_devinfo_attr attr;
-		struct afp_conf *conf;
-
-		if (if_nametoindex(confs[i].iface) == 0) {
-			sdp_warn("%s: interface %s: %m; device %s left out of the list",
-				 decls[i]->origin, confs[i].iface, confs[i].name);
-			continue;
-		}
-		memset(&attr, 0, sizeof(attr));
-		snprintf(attr.ibdev_name, sizeof(attr.ibdev_name), "%s", confs[i].name);
-		snprintf(attr.iface_name, sizeof(attr.iface_name), "%s", confs[i].iface);
-		if (!iface_pci_addr(confs[i].iface, attr.pci_addr))
-			memcpy(attr.pci_addr, pci[i], sizeof(attr.pci_addr));
-		attr.func_type = DOCA_PCI_FUNC_TYPE_PF;
-		attr.link_up = iface_link_up(confs[i].iface);
-		conf = malloc(sizeof(*conf));
-		if (conf == NULL) {
-			sdp_error("out of memory listing afpacket device %s", confs[i].name);
-			status = DOCA_ERROR_NO_MEMORY;
-			goto out;
-		}
-		*conf = confs[i];
-		attr.priv = conf;
-		status = sdp_devinfo_add(sink, &attr);
-		if (status != DOCA_SUCCESS) {
-			free(conf);
-			if (status == DOCA_ERROR_NO_MEMORY)
-				goto out;
-			status = DOCA_SUCCESS; /* a name already listed: skipped */
-		}
-	}
-out:
-	free(pci);
-	free(names);
-	free(confs);
-	return status;
+	return sdp_nic_enumerate(&afp_nic, decls, num_decls, sink);
 }
 
 static doca_error_t afp_dev_open(const struct sdp_devinfo_attr *attr, void **dev_priv)
 {
-	struct afp_conf *conf;
-
-	if (attr->priv == NULL) {
-		sdp_error("afpacket device %s has no configuration", attr->ibdev_name);
-		return DOCA_ERROR_INVALID_VALUE;
-	}
-	conf = malloc(sizeof(*conf));
-	if (conf == NULL) {
-		sdp_error("out of memory opening afpacket device %s", attr->ibdev_name);
-		return DOCA_ERROR_NO_MEMORY;
-	}
-	*conf = *(const struct afp_conf *)attr->priv;
-	*dev_priv = conf;
-	return DOCA_SUCCESS;
+	/* the device state is the configuration */
+	return sdp_nic_dev_alloc("afpacket", attr, sizeof(struct afp_conf), sizeof(struct afp_conf),
+				 dev_priv);
 }
 
 static void afp_dev_close(const struct sdp_devinfo_attr *attr, void *dev_priv)
@@ -468,6 +440,41 @@ static int afp_rx_fd(struct sdp_eth_port *port, uint16_t q)
 	if (port == NULL || q >= port->nb_rxq)
 		return -1;
 	return port->rxq[q].fd;
+}
+
+/*
+ * Add what the kernel dropped on RX queue q since the last look (its ring was full) to the
+ * queue's total and return that total. PACKET_STATISTICS resets the kernel's counters, hence
+ * the running total; the add is atomic so that two callers never lose a read.
+ */
+static uint64_t rxq_drops(struct sdp_eth_port *port, uint16_t q)
+{
+	struct afp_rxq *rxq = &port->rxq[q];
+	struct tpacket_stats_v3 st;
+	socklen_t len = sizeof(st);
+
+	memset(&st, 0, sizeof(st));
+	if (getsockopt(rxq->fd, SOL_PACKET, PACKET_STATISTICS, &st, &len) != 0) {
+		if (!__atomic_exchange_n(&port->stats_warned, 1, __ATOMIC_RELAXED))
+			sdp_warn("afpacket device %s: PACKET_STATISTICS on RX queue %u: %m; its "
+				 "drops are not counted",
+				 port->conf->name, q);
+		return __atomic_load_n(&rxq->drops, __ATOMIC_RELAXED);
+	}
+	return __atomic_add_fetch(&rxq->drops, st.tp_drops, __ATOMIC_RELAXED);
+}
+
+static void afp_stats(struct sdp_eth_port *port, struct sdp_eth_port_stats *stats)
+{
+	uint64_t drops = 0;
+
+	if (stats == NULL)
+		return;
+	if (port != NULL)
+		for (uint16_t q = 0; q < port->nb_rxq; q++)
+			drops += rxq_drops(port, q);
+	memset(stats, 0, sizeof(*stats));
+	stats->rx_drops = drops;
 }
 
 static void rxq_close(struct afp_rxq *rxq)
@@ -930,8 +937,15 @@ static void afp_port_close(struct sdp_eth_port *port)
 				  port->conf->name, q, (unsigned long long)port->txq[q].dropped);
 		txq_close(&port->txq[q]);
 	}
-	for (uint16_t q = 0; q < port->nb_rxq; q++)
+	for (uint16_t q = 0; q < port->nb_rxq; q++) {
+		uint64_t drops = rxq_drops(port, q);
+
+		if (drops > 0)
+			sdp_debug("afpacket device %s: RX queue %u: the kernel dropped %llu "
+				  "frame(s) on a full ring",
+				  port->conf->name, q, (unsigned long long)drops);
 		rxq_close(&port->rxq[q]);
+	}
 	sdp_debug("afpacket device %s: port closed", port->conf->name);
 	free(port);
 }
@@ -1068,6 +1082,7 @@ static const struct sdp_eth_port_ops afp_eth_ops = {
 	.rx_fd = afp_rx_fd,
 	.tx_fd = afp_tx_fd,
 	.link_up = afp_link_up,
+	.stats = afp_stats,
 };
 
 static const struct sdp_provider_ops afp_ops = {

@@ -26,6 +26,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -155,79 +156,35 @@ static doca_error_t gen_decl_check(const struct sdp_dev_decl *decl)
 	return gen_parse(decl, &cfg) ? DOCA_SUCCESS : DOCA_ERROR_INVALID_VALUE;
 }
 
+/* conf_read of sdp_nic_enumerate (decl_check accepted each declaration: this parses again). */
+static doca_error_t gen_conf_read(const struct sdp_dev_decl *const *decls, size_t num_decls,
+				  size_t i, void *conf)
+{
+	(void)num_decls;
+	return gen_parse(decls[i], conf) ? DOCA_SUCCESS : DOCA_ERROR_INVALID_VALUE;
+}
+
+static const struct sdp_nic_provider gen_nic = {
+	.name = "gen",
+	.bus = SDP_NIC_BUS_GEN,
+	.conf_size = sizeof(struct gen_cfg),
+	.name_off = offsetof(struct gen_cfg, name),
+	.conf_read = gen_conf_read,
+};
+
 static doca_error_t gen_enumerate(const struct sdp_dev_decl *const *decls, size_t num_decls,
 				  struct sdp_devinfo_sink *sink)
 {
-	char(*pci)[DOCA_DEVINFO_PCI_ADDR_SIZE] = NULL;
-	struct gen_cfg *cfgs = NULL;
-	const char **names = NULL;
-	doca_error_t status;
-
-	if (num_decls == 0)
-		return DOCA_SUCCESS;
-	cfgs = calloc(num_decls, sizeof(*cfgs));
-	names = calloc(num_decls, sizeof(*names));
-	pci = calloc(num_decls, sizeof(*pci));
-	if (cfgs == NULL || names == NULL || pci == NULL) {
-		sdp_error("failed to allocate the list of %zu gen devices", num_decls);
-		status = DOCA_ERROR_NO_MEMORY;
-		goto out;
-	}
-	for (size_t i = 0; i < num_decls; i++) {
-		/* decl_check accepted each one, so this parses again */
-		gen_parse(decls[i], &cfgs[i]);
-		names[i] = cfgs[i].name;
-	}
-	status = sdp_nic_pci_assign(SDP_NIC_BUS_GEN, names, num_decls, pci);
-	if (status != DOCA_SUCCESS)
-		goto out;
-	for (size_t i = 0; i < num_decls; i++) {
-		struct sdp_devinfo_attr attr = {0};
-		struct gen_cfg *priv = malloc(sizeof(*priv));
-
-		if (priv == NULL) {
-			sdp_error("failed to allocate gen device %s", cfgs[i].name);
-			status = DOCA_ERROR_NO_MEMORY;
-			goto out;
-		}
-		*priv = cfgs[i];
-		snprintf(attr.ibdev_name, sizeof(attr.ibdev_name), "%s", cfgs[i].name);
-		snprintf(attr.iface_name, sizeof(attr.iface_name), "%s", cfgs[i].name);
-		snprintf(attr.pci_addr, sizeof(attr.pci_addr), "%s", pci[i]);
-		attr.func_type = DOCA_PCI_FUNC_TYPE_PF;
-		attr.link_up = 1;
-		attr.priv = priv;
-		status = sdp_devinfo_add(sink, &attr);
-		if (status != DOCA_SUCCESS) {
-			free(priv); /* refused (the core logged why): still ours */
-			if (status == DOCA_ERROR_NO_MEMORY)
-				goto out;
-			status = DOCA_SUCCESS;
-		}
-	}
-out:
-	free(pci);
-	free(names);
-	free(cfgs);
-	return status;
+	return sdp_nic_enumerate(&gen_nic, decls, num_decls, sink);
 }
 
-static void gen_devinfo_free(void *priv)
-{
-	free(priv);
-}
+/* sdp_nic_dev_alloc copies the configuration into the start of the device */
+_Static_assert(offsetof(struct gen_dev, cfg) == 0, "gen_dev must start with its gen_cfg");
 
 static doca_error_t gen_dev_open(const struct sdp_devinfo_attr *attr, void **dev_priv)
 {
-	struct gen_dev *dev = calloc(1, sizeof(*dev));
-
-	if (dev == NULL) {
-		sdp_error("failed to allocate gen device %s", attr->ibdev_name);
-		return DOCA_ERROR_NO_MEMORY;
-	}
-	dev->cfg = *(const struct gen_cfg *)attr->priv;
-	*dev_priv = dev;
-	return DOCA_SUCCESS;
+	return sdp_nic_dev_alloc("gen", attr, sizeof(struct gen_dev), sizeof(struct gen_cfg),
+				 dev_priv);
 }
 
 static void gen_port_close(struct sdp_eth_port *port);
@@ -236,11 +193,7 @@ static void gen_dev_close(const struct sdp_devinfo_attr *attr, void *dev_priv)
 {
 	struct gen_dev *dev = dev_priv;
 
-	if (dev->port != NULL) {
-		sdp_warn("gen device %s closed with its port open; closing the port",
-			 attr->ibdev_name);
-		gen_port_close(dev->port);
-	}
+	sdp_nic_dev_close_port("gen", attr, dev->port, gen_port_close);
 	free(dev);
 }
 
@@ -628,7 +581,7 @@ static const struct sdp_provider_ops gen_ops = {
 	.enumerate = gen_enumerate,
 	.dev_open = gen_dev_open,
 	.dev_close = gen_dev_close,
-	.devinfo_free = gen_devinfo_free,
+	.devinfo_free = free,
 	.eth = &gen_eth_ops,
 };
 

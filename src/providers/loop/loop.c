@@ -21,11 +21,15 @@
  * wire queue makes tx_burst return short; tx_fd then becomes readable when the receiver makes
  * room. rx_fd/tx_fd are eventfds, written when frames (or room) arrive and drained
  * before each look at the queue. tx ts_ns (send time) is not honoured: frames go at once.
+ * A port opened without RX queues has its link up but cannot receive: what reaches it is lost
+ * and counted by its stats op (the only frames a port loses on its own; a full wire queue
+ * holds the sender instead).
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,7 +90,9 @@ struct loop_ring {
 	struct loop_sig *rx_sig; /* receiving port's RX queue; NULL: link down */
 	struct loop_sig *tx_sig; /* sending port's TX queue; NULL: no sender */
 	int want_room;		 /* the sender met a full ring */
+	int rx_open;		 /* the receiving port is open (with or without an RX queue) */
 	uint64_t dropped;	 /* sent with the link down, or flushed at close */
+	uint64_t rx_lost;	 /* reached an open receiving port that has no RX queue */
 };
 
 struct loop_wire {
@@ -244,81 +250,34 @@ static int loop_resolve(const struct sdp_dev_decl *const *decls, size_t num_decl
 	return 1;
 }
 
+/* conf_read of sdp_nic_enumerate: a device is listed once it pairs with its peer. */
+static doca_error_t loop_conf_read(const struct sdp_dev_decl *const *decls, size_t num_decls,
+				   size_t i, void *conf)
+{
+	return loop_resolve(decls, num_decls, i, conf) ? DOCA_SUCCESS : DOCA_ERROR_SKIPPED;
+}
+
+static const struct sdp_nic_provider loop_nic = {
+	.name = "loop",
+	.bus = SDP_NIC_BUS_LOOP,
+	.conf_size = sizeof(struct loop_cfg),
+	.name_off = offsetof(struct loop_cfg, name),
+	.conf_read = loop_conf_read,
+};
+
 static doca_error_t loop_enumerate(const struct sdp_dev_decl *const *decls, size_t num_decls,
 				   struct sdp_devinfo_sink *sink)
 {
-	char(*pci)[DOCA_DEVINFO_PCI_ADDR_SIZE] = NULL;
-	struct loop_cfg *cfgs = NULL;
-	const char **names = NULL;
-	size_t n = 0;
-	doca_error_t status = DOCA_SUCCESS;
-
-	if (num_decls == 0)
-		return DOCA_SUCCESS;
-	cfgs = calloc(num_decls, sizeof(*cfgs));
-	names = calloc(num_decls, sizeof(*names));
-	pci = calloc(num_decls, sizeof(*pci));
-	if (cfgs == NULL || names == NULL || pci == NULL) {
-		sdp_error("failed to allocate the list of %zu loop devices", num_decls);
-		status = DOCA_ERROR_NO_MEMORY;
-		goto out;
-	}
-	for (size_t i = 0; i < num_decls; i++) {
-		if (loop_resolve(decls, num_decls, i, &cfgs[n])) {
-			names[n] = cfgs[n].name;
-			n++;
-		}
-	}
-	status = sdp_nic_pci_assign(SDP_NIC_BUS_LOOP, names, n, pci);
-	if (status != DOCA_SUCCESS)
-		goto out;
-	for (size_t i = 0; i < n; i++) {
-		struct sdp_devinfo_attr attr = {0};
-		struct loop_cfg *priv = malloc(sizeof(*priv));
-
-		if (priv == NULL) {
-			sdp_error("failed to allocate loop device %s", cfgs[i].name);
-			status = DOCA_ERROR_NO_MEMORY;
-			goto out;
-		}
-		*priv = cfgs[i];
-		snprintf(attr.ibdev_name, sizeof(attr.ibdev_name), "%s", cfgs[i].name);
-		snprintf(attr.iface_name, sizeof(attr.iface_name), "%s", cfgs[i].name);
-		snprintf(attr.pci_addr, sizeof(attr.pci_addr), "%s", pci[i]);
-		attr.func_type = DOCA_PCI_FUNC_TYPE_PF;
-		attr.link_up = 1; /* both ends are declared (loop_resolve) */
-		attr.priv = priv;
-		status = sdp_devinfo_add(sink, &attr);
-		if (status != DOCA_SUCCESS) {
-			free(priv); /* refused (the core logged why): still ours */
-			if (status == DOCA_ERROR_NO_MEMORY)
-				goto out;
-			status = DOCA_SUCCESS;
-		}
-	}
-out:
-	free(pci);
-	free(names);
-	free(cfgs);
-	return status;
+	return sdp_nic_enumerate(&loop_nic, decls, num_decls, sink);
 }
 
-static void loop_devinfo_free(void *priv)
-{
-	free(priv);
-}
+/* sdp_nic_dev_alloc copies the configuration into the start of the device */
+_Static_assert(offsetof(struct loop_dev, cfg) == 0, "loop_dev must start with its loop_cfg");
 
 static doca_error_t loop_dev_open(const struct sdp_devinfo_attr *attr, void **dev_priv)
 {
-	struct loop_dev *dev = calloc(1, sizeof(*dev));
-
-	if (dev == NULL) {
-		sdp_error("failed to allocate loop device %s", attr->ibdev_name);
-		return DOCA_ERROR_NO_MEMORY;
-	}
-	dev->cfg = *(const struct loop_cfg *)attr->priv;
-	*dev_priv = dev;
-	return DOCA_SUCCESS;
+	return sdp_nic_dev_alloc("loop", attr, sizeof(struct loop_dev), sizeof(struct loop_cfg),
+				 dev_priv);
 }
 
 static void loop_port_close(struct sdp_eth_port *port);
@@ -327,11 +286,7 @@ static void loop_dev_close(const struct sdp_devinfo_attr *attr, void *dev_priv)
 {
 	struct loop_dev *dev = dev_priv;
 
-	if (dev->port != NULL) {
-		sdp_warn("loop device %s closed with its port open; closing the port",
-			 attr->ibdev_name);
-		loop_port_close(dev->port);
-	}
+	sdp_nic_dev_close_port("loop", attr, dev->port, loop_port_close);
 	free(dev);
 }
 
@@ -518,6 +473,8 @@ static doca_error_t loop_port_open(void *dev_priv, const struct sdp_eth_port_cfg
 
 		pthread_mutex_lock(&in->lock);
 		in->rx_sig = port->nb_rxq ? &port->rxs[q % port->nb_rxq] : NULL;
+		in->rx_open = 1;
+		in->rx_lost = 0;
 		pthread_mutex_unlock(&in->lock);
 		pthread_mutex_lock(&out->lock);
 		out->tx_sig = q < port->nb_txq ? &port->txs[q] : NULL;
@@ -569,6 +526,7 @@ static void loop_port_close(struct sdp_eth_port *port)
 		/* the link goes down: what waits for us is lost, the sender gets room back */
 		pthread_mutex_lock(&in->lock);
 		in->rx_sig = NULL;
+		in->rx_open = 0;
 		in->dropped += in->count;
 		in->head = 0;
 		in->count = 0;
@@ -629,8 +587,14 @@ static uint16_t loop_tx_burst(struct sdp_eth_port *port, uint16_t q, const struc
 	ts = now_realtime_ns();
 	pthread_mutex_lock(&ring->lock);
 	if (ring->rx_sig == NULL) {
-		/* no carrier: the frames are gone, as on a real link */
-		ring->dropped += n;
+		/*
+		 * No carrier: the frames are gone, as on a real link. With the receiving port open
+		 * but without RX queues the link is up: that port lost them (its stats count them).
+		 */
+		if (ring->rx_open)
+			ring->rx_lost += n;
+		else
+			ring->dropped += n;
 		pthread_mutex_unlock(&ring->lock);
 		return n;
 	}
@@ -739,6 +703,24 @@ static int loop_link_up(struct sdp_eth_port *port)
 	return up;
 }
 
+/* Frames that reached this port while it had no RX queue (the only ones a loop port loses). */
+static void loop_stats(struct sdp_eth_port *port, struct sdp_eth_port_stats *stats)
+{
+	uint64_t lost = 0;
+
+	if (stats == NULL)
+		return;
+	for (uint32_t q = 0; port != NULL && q < port->wire->queues; q++) {
+		struct loop_ring *in = &port->wire->rings[1 - port->end][q];
+
+		pthread_mutex_lock(&in->lock);
+		lost += in->rx_lost;
+		pthread_mutex_unlock(&in->lock);
+	}
+	memset(stats, 0, sizeof(*stats));
+	stats->rx_drops = lost;
+}
+
 static const struct sdp_eth_port_ops loop_eth_ops = {
 	.port_open = loop_port_open,
 	.port_close = loop_port_close,
@@ -747,6 +729,7 @@ static const struct sdp_eth_port_ops loop_eth_ops = {
 	.rx_fd = loop_rx_fd,
 	.tx_fd = loop_tx_fd,
 	.link_up = loop_link_up,
+	.stats = loop_stats,
 };
 
 static const struct sdp_provider_ops loop_ops = {
@@ -756,7 +739,7 @@ static const struct sdp_provider_ops loop_ops = {
 	.enumerate = loop_enumerate,
 	.dev_open = loop_dev_open,
 	.dev_close = loop_dev_close,
-	.devinfo_free = loop_devinfo_free,
+	.devinfo_free = free,
 	.eth = &loop_eth_ops,
 };
 

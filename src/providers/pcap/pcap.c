@@ -26,6 +26,7 @@
 #include <libgen.h>
 #include <pcap/pcap.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -297,81 +298,52 @@ static void pcap_devinfo_free(void *priv)
 	free(conf);
 }
 
+/* conf_read of sdp_nic_enumerate: the files are opened again when a port opens. */
+static doca_error_t pcap_conf_read(const struct sdp_dev_decl *const *decls, size_t num_decls,
+				   size_t i, void *conf)
+{
+	(void)num_decls;
+	return pcap_conf_parse(decls[i], 0, conf);
+}
+
+static void pcap_conf_clear_cb(void *conf)
+{
+	pcap_conf_clear(conf);
+}
+
+static const struct sdp_nic_provider pcap_nic = {
+	.name = "pcap",
+	.bus = SDP_NIC_BUS_PCAP,
+	.conf_size = sizeof(struct pcap_conf),
+	.name_off = offsetof(struct pcap_conf, name),
+	.conf_read = pcap_conf_read,
+	.conf_clear = pcap_conf_clear_cb,
+};
+
 static doca_error_t pcap_enumerate(const struct sdp_dev_decl *const *decls, size_t num_decls,
 				   struct sdp_devinfo_sink *sink)
 {
-	char(*pci)[DOCA_DEVINFO_PCI_ADDR_SIZE] = NULL;
-	const char **names = NULL;
-	doca_error_t status = DOCA_SUCCESS;
-
-	if (num_decls == 0)
-		return DOCA_SUCCESS;
-	names = calloc(num_decls, sizeof(*names));
-	pci = calloc(num_decls, sizeof(*pci));
-	if (names == NULL || pci == NULL) {
-		sdp_error("out of memory listing %zu pcap devices", num_decls);
-		status = DOCA_ERROR_NO_MEMORY;
-		goto out;
-	}
-	for (size_t i = 0; i < num_decls; i++)
-		names[i] = sdp_dev_decl_get(decls[i], "name");
-	status = sdp_nic_pci_assign(SDP_NIC_BUS_PCAP, names, num_decls, pci);
-	if (status != DOCA_SUCCESS)
-		goto out;
-
-	for (size_t i = 0; i < num_decls; i++) {
-		struct sdp_devinfo_attr attr;
-		struct pcap_conf *conf = calloc(1, sizeof(*conf));
-
-		if (conf == NULL) {
-			sdp_error("out of memory listing pcap device %s", names[i]);
-			status = DOCA_ERROR_NO_MEMORY;
-			goto out;
-		}
-		/* checked by decl_check; the files are opened again when a port opens */
-		status = pcap_conf_parse(decls[i], 0, conf);
-		if (status != DOCA_SUCCESS) {
-			free(conf);
-			goto out;
-		}
-		memset(&attr, 0, sizeof(attr));
-		snprintf(attr.ibdev_name, sizeof(attr.ibdev_name), "%s", conf->name);
-		snprintf(attr.iface_name, sizeof(attr.iface_name), "%s", conf->name);
-		memcpy(attr.pci_addr, pci[i], sizeof(attr.pci_addr));
-		attr.func_type = DOCA_PCI_FUNC_TYPE_PF;
-		attr.link_up = 1;
-		attr.priv = conf;
-		status = sdp_devinfo_add(sink, &attr);
-		if (status != DOCA_SUCCESS) {
-			pcap_devinfo_free(conf);
-			if (status == DOCA_ERROR_NO_MEMORY)
-				goto out;
-			status = DOCA_SUCCESS; /* a name taken by another provider: skipped */
-		}
-	}
-out:
-	free(pci);
-	free(names);
-	return status;
+	return sdp_nic_enumerate(&pcap_nic, decls, num_decls, sink);
 }
 
 /* ---- devices --------------------------------------------------------------------------------- */
 
+/* sdp_nic_dev_alloc copies the configuration into the start of the device */
+_Static_assert(offsetof(struct pcap_dev, conf) == 0, "pcap_dev must start with its pcap_conf");
+
 static doca_error_t pcap_dev_open(const struct sdp_devinfo_attr *attr, void **dev_priv)
 {
-	const struct pcap_conf *conf = attr->priv;
+	const struct pcap_conf *conf;
 	struct pcap_dev *dev;
+	doca_error_t status;
+	void *mem;
 
-	if (conf == NULL) {
-		sdp_error("pcap device %s has no configuration", attr->ibdev_name);
-		return DOCA_ERROR_INVALID_VALUE;
-	}
-	dev = calloc(1, sizeof(*dev));
-	if (dev == NULL) {
-		sdp_error("out of memory opening pcap device %s", attr->ibdev_name);
-		return DOCA_ERROR_NO_MEMORY;
-	}
-	dev->conf = *conf;
+	status = sdp_nic_dev_alloc("pcap", attr, sizeof(*dev), sizeof(*conf), &mem);
+	if (status != DOCA_SUCCESS)
+		return status;
+	dev = mem;
+	/* the paths are the devinfo's, which may die first: the device takes its own */
+	conf = attr->priv;
 	dev->conf.rx_path = NULL;
 	dev->conf.tx_path = NULL;
 	if ((conf->rx_path != NULL && (dev->conf.rx_path = strdup(conf->rx_path)) == NULL) ||

@@ -1,0 +1,52 @@
+/*
+ * softdpu internal: what other softdpu parts (the Ethernet engine's GPU data path) need from a
+ * doca_gpu: its CUDA context and device, and what an address of its memory is.
+ *
+ * Exported by libdoca_gpunetio in its private stanza (SOFTDPU_GPUNETIO_PRIVATE_0), not for
+ * applications. The handle's fields read here never change after doca_gpu_create.
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+#ifndef SDP_GPU_H_
+#define SDP_GPU_H_
+
+#include <stddef.h>
+
+#include "doca_error.h"
+#include "doca_types.h"
+#include "sdp_cuda.h"
+
+struct doca_gpu;
+
+/* The CUDA context the handle works in (the application's, or the retained primary one). */
+sdp_cu_ctx_t sdp_gpu_get_cu_ctx(const struct doca_gpu *gpu);
+
+/* The CUDA device (ordinal in this process's numbering). */
+sdp_cu_device_t sdp_gpu_get_cu_device(const struct doca_gpu *gpu);
+
+/* The driver table the handle was created with (never NULL for a valid handle). */
+const struct sdp_cuda_api *sdp_gpu_get_cuda_api(const struct doca_gpu *gpu);
+
+/*
+ * Make the handle's context current on the calling thread (cuCtxPushCurrent) / undo it. Every
+ * push that returned SUCCESS is paired with one pop. push: DRIVER (logged) on failure.
+ */
+doca_error_t sdp_gpu_ctx_push(const struct doca_gpu *gpu);
+void sdp_gpu_ctx_pop(const struct doca_gpu *gpu);
+
+/* Where a range of a doca_gpu allocation lives. */
+struct sdp_gpu_mem_range {
+	enum doca_gpu_mem_type mtype; /* the type the application asked for */
+	int on_device; /* 1: device memory; 0: pinned host memory mapped to the GPU */
+	void *gpu_ptr; /* the range's GPU address */
+	void *cpu_ptr; /* its CPU address (mapped host memory), else NULL */
+};
+
+/*
+ * Find the allocation of gpu that holds [gpu_ptr, gpu_ptr + size) and describe the range.
+ * NOT_FOUND (not logged) when no single allocation holds all of it; INVALID_VALUE for NULL
+ * arguments or size 0.
+ */
+doca_error_t sdp_gpu_mem_lookup(struct doca_gpu *gpu, const void *gpu_ptr, size_t size,
+				struct sdp_gpu_mem_range *range_p);
+
+#endif /* SDP_GPU_H_ */
