@@ -27,6 +27,7 @@ struct doca_dev;
 struct doca_devinfo;
 struct doca_mmap;
 struct doca_eth_rxq;
+struct doca_gpu_eth_rxq;
 
 /* How a receive queue hands packets to the application. */
 enum doca_eth_rxq_type {
@@ -92,6 +93,14 @@ doca_error_t doca_eth_rxq_estimate_packet_buf_size(enum doca_eth_rxq_type type, 
  */
 DOCA_EXPERIMENTAL
 doca_error_t doca_eth_rxq_apply_queue_id(struct doca_eth_rxq *eth_rxq, uint16_t queue_id);
+
+/*
+ * The GPU handle of a queue started on the GPU data path, for its kernels (a device address).
+ * DOCA_ERROR_BAD_STATE unless RUNNING, DOCA_ERROR_NOT_SUPPORTED for a CPU data path queue.
+ */
+DOCA_EXPERIMENTAL
+doca_error_t doca_eth_rxq_get_gpu_handle(const struct doca_eth_rxq *eth_rxq,
+					 struct doca_gpu_eth_rxq **eth_rxq_ext);
 
 /*
  * Capabilities of a device. is_type_supported: DOCA_SUCCESS when the type runs on that data

@@ -24,6 +24,7 @@ struct doca_ctx;
 struct doca_dev;
 struct doca_devinfo;
 struct doca_eth_txq;
+struct doca_gpu_eth_txq;
 
 /* How a send queue takes packets. */
 enum doca_eth_txq_type {
@@ -66,6 +67,30 @@ doca_error_t doca_eth_txq_set_l4_chksum_offload(struct doca_eth_txq *eth_txq,
 /* Give a RUNNING queue its id on the device. */
 DOCA_EXPERIMENTAL
 doca_error_t doca_eth_txq_apply_queue_id(struct doca_eth_txq *eth_txq, uint16_t queue_id);
+
+/*
+ * The GPU handle of a queue started on the GPU data path, for its kernels (a device address).
+ * DOCA_ERROR_BAD_STATE unless RUNNING, DOCA_ERROR_NOT_SUPPORTED for a CPU data path queue.
+ */
+DOCA_EXPERIMENTAL
+doca_error_t doca_eth_txq_get_gpu_handle(const struct doca_eth_txq *eth_txq,
+					 struct doca_gpu_eth_txq **eth_txq_ext);
+
+/*
+ * Wait-on-time: descriptors carry the earliest send time and the engine holds each until then
+ * (softdpu answers DOCA_ETH_WAIT_ON_TIME_TYPE_NATIVE). set: IDLE only, GPU data path.
+ * calculate_timestamp: a CLOCK_REALTIME time in ns to the value the device API takes
+ * (seconds in the high 32 bits, nanoseconds in the low ones, big-endian); RUNNING queues with
+ * the offload on, else DOCA_ERROR_BAD_STATE.
+ */
+DOCA_EXPERIMENTAL
+doca_error_t doca_eth_txq_set_wait_on_time_offload(struct doca_eth_txq *eth_txq);
+DOCA_EXPERIMENTAL
+doca_error_t doca_eth_txq_cap_get_wait_on_time_offload_supported(
+	const struct doca_devinfo *devinfo, enum doca_eth_wait_on_time_type *wait_on_time_mode);
+DOCA_EXPERIMENTAL
+doca_error_t doca_eth_txq_calculate_timestamp(struct doca_eth_txq *eth_txq, uint64_t timestamp_ns,
+					      uint64_t *wait_on_time_value);
 
 /*
  * Capabilities of a device. is_type_supported: DOCA_SUCCESS when the type runs on that data

@@ -2,7 +2,7 @@
  * softdpu extension (not part of DOCA): counters and overflow behaviour of the software Ethernet
  * queues.
  *
- * Each running receive queue owns a ring (src/eth/sdp_ring.h) that its device's engine thread
+ * Each running receive queue owns a ring (include/softdpu/sdp_ring.h) that its device's engine thread
  * fills and the queue's consumer (doca_pe_progress on the CPU data path, a GPU kernel on the GPU
  * data path) empties. What happens when the ring is full is the queue's overflow mode:
  *

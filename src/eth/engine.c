@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "doca_buf.h"
@@ -18,10 +19,12 @@
 
 SDP_LOG_COMPONENT("eth");
 
-#define ENGINE_IDLE_MS 1000 /* longest sleep; the stop flag is also read at every wake-up */
-#define ENGINE_HELD_MS 100  /* sleep while a back-pressured ring is full (a release wakes it) */
-#define ENGINE_POLL_MS 1    /* timer for backends without an rx_fd */
-#define ENGINE_ROUNDS 8	    /* bursts before the engine looks at its eventfd again */
+#define ENGINE_IDLE_MS 1000    /* longest sleep; the stop flag is also read at every wake-up */
+#define ENGINE_HELD_MS 100     /* sleep while a back-pressured ring is full (a release wakes it) */
+#define ENGINE_POLL_MS 1       /* timer for backends without an rx_fd */
+#define ENGINE_ROUNDS 8	       /* bursts before the engine looks at its eventfd again */
+#define ENGINE_GPU_POLL_US 20L /* GPU send queue polling period while busy lately */
+#define ENGINE_GPU_IDLE_ROUNDS 5000u /* idle polls (about 0.1 s) before polling every 1 ms */
 
 static pthread_mutex_t g_ports_lock = PTHREAD_MUTEX_INITIALIZER;
 static sdp_list_link_t g_ports = SDP_LIST_HEAD_INIT(g_ports);
@@ -62,6 +65,7 @@ static int engine_budget(struct sdp_eth_dport *dport)
 	struct doca_eth_rxq *rxq;
 	uint32_t budget = SDP_ETH_RX_BURST;
 
+	dport->held_by_gpu = 0;
 	if (sdp_list_is_empty(&dport->rxqs))
 		return -1;
 	sdp_list_for_each(rxq, &dport->rxqs, dport_link) {
@@ -74,6 +78,9 @@ static int engine_budget(struct sdp_eth_dport *dport)
 			/* mark, then look again: a release in between is seen here or wakes us */
 			sdp_ring_rx_mark_full(rxq->ring);
 			room = sdp_ring_rx_room(rxq->ring);
+			/* a kernel cannot write our eventfd: poll its ring instead */
+			if (room == 0 && rxq->gpu_rx != NULL)
+				dport->held_by_gpu = 1;
 		}
 		if (room < budget)
 			budget = room;
@@ -91,6 +98,10 @@ static void notify_consumers(struct sdp_eth_dport *dport)
 		if (!rxq->eng_touched)
 			continue;
 		rxq->eng_touched = 0;
+		if (rxq->gpu_rx != NULL) {
+			sdp_eth_gpu_rx_flush(rxq); /* copies land, then completions publish */
+			continue;
+		}
 		if (atomic_load_explicit(&rxq->want_wake, memory_order_seq_cst) &&
 		    atomic_exchange(&rxq->want_wake, 0)) {
 			atomic_store(&rxq->ev_signaled, 1);
@@ -131,8 +142,12 @@ static unsigned int engine_rx(struct sdp_eth_dport *dport, uint32_t budget)
 			continue;
 		}
 		/* a drop or an overwrite is counted by the ring */
-		(void)sdp_ring_rx_push(rxq->ring, pkts[i].data, pkts[i].len, pkts[i].wire_len,
-				       pkts[i].flags & 0xfu, pkts[i].ts_ns);
+		if (rxq->gpu_rx != NULL)
+			sdp_eth_gpu_rx_push(rxq, &pkts[i]);
+		else
+			(void)sdp_ring_rx_push(rxq->ring, pkts[i].data, pkts[i].len,
+					       pkts[i].wire_len, pkts[i].flags & 0xfu,
+					       pkts[i].ts_ns);
 		rxq->eng_touched = 1;
 	}
 	notify_consumers(dport);
@@ -145,9 +160,11 @@ static unsigned int engine_rx(struct sdp_eth_dport *dport, uint32_t budget)
 	return got;
 }
 
-static void engine_wait(struct sdp_eth_dport *dport, int with_rx, int timeout)
+/* Sleep on the engine's eventfd (and the backend's rx fds when with_rx) for timeout_us at most. */
+static void engine_wait(struct sdp_eth_dport *dport, int with_rx, long timeout_us)
 {
 	struct pollfd pfd[1 + 64];
+	struct timespec ts;
 	nfds_t n = 1;
 
 	pfd[0] = (struct pollfd){.fd = dport->wake_fd, .events = POLLIN};
@@ -155,12 +172,15 @@ static void engine_wait(struct sdp_eth_dport *dport, int with_rx, int timeout)
 		int fd = dport->info.has_rx_fd ? dport->ops->rx_fd(dport->port, q) : -1;
 
 		if (fd < 0) {
-			timeout = ENGINE_POLL_MS;
+			if (timeout_us > ENGINE_POLL_MS * 1000L)
+				timeout_us = ENGINE_POLL_MS * 1000L;
 			continue;
 		}
 		pfd[n++] = (struct pollfd){.fd = fd, .events = POLLIN};
 	}
-	if (poll(pfd, n, timeout) < 0 && errno != EINTR) {
+	ts.tv_sec = timeout_us / 1000000L;
+	ts.tv_nsec = (timeout_us % 1000000L) * 1000L;
+	if (ppoll(pfd, n, &ts, NULL) < 0 && errno != EINTR) {
 		sdp_warn("engine of port %p: poll failed: %m", (void *)dport);
 		usleep(1000); /* never spin on a broken poll */
 		return;
@@ -174,6 +194,43 @@ static void engine_wait(struct sdp_eth_dport *dport, int with_rx, int timeout)
 	}
 }
 
+/*
+ * GPU send queues have no fd to sleep on (kernels write descriptors into mapped memory): poll
+ * them every ENGINE_GPU_POLL_US while they were busy lately, every millisecond once idle, and
+ * no later than the first wait-on-time send time. Returns the descriptors handled; *cap_us
+ * gets the longest sleep allowed (unchanged when the port has no GPU send queue).
+ */
+static unsigned int engine_gpu_tx(struct sdp_eth_dport *dport, long *cap_us)
+{
+	uint64_t next_ns = 0;
+	unsigned int done;
+	int any;
+
+	pthread_mutex_lock(&dport->lock);
+	any = !sdp_list_is_empty(&dport->gtxqs);
+	pthread_mutex_unlock(&dport->lock);
+	if (!any)
+		return 0;
+	done = sdp_eth_gpu_tx_poll(dport, &next_ns);
+	if (done > 0)
+		dport->gpu_idle = 0;
+	else if (dport->gpu_idle < ENGINE_GPU_IDLE_ROUNDS)
+		dport->gpu_idle++;
+	*cap_us = dport->gpu_idle < ENGINE_GPU_IDLE_ROUNDS ? ENGINE_GPU_POLL_US : 1000;
+	if (next_ns != 0) {
+		struct timespec now;
+		uint64_t now_ns;
+
+		clock_gettime(CLOCK_REALTIME, &now);
+		now_ns = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
+		if (next_ns <= now_ns)
+			*cap_us = 0;
+		else if ((next_ns - now_ns) / 1000 < (uint64_t)*cap_us)
+			*cap_us = (long)((next_ns - now_ns) / 1000);
+	}
+	return done;
+}
+
 static void *engine_main(void *arg)
 {
 	struct sdp_eth_dport *dport = arg;
@@ -181,6 +238,7 @@ static void *engine_main(void *arg)
 
 	while (!atomic_load(&dport->stop)) {
 		int budget = -1, round;
+		long cap_us = ENGINE_IDLE_MS * 1000L;
 
 		for (round = 0; round < ENGINE_ROUNDS && !atomic_load(&dport->stop); round++) {
 			pthread_mutex_lock(&dport->lock);
@@ -189,19 +247,23 @@ static void *engine_main(void *arg)
 			if (budget <= 0 || engine_rx(dport, (uint32_t)budget) == 0)
 				break;
 		}
-		if (round == ENGINE_ROUNDS)
-			continue; /* busy: go on taking frames */
+		if (engine_gpu_tx(dport, &cap_us) > 0 || round == ENGINE_ROUNDS)
+			continue; /* busy: go on */
 		if (budget < 0) {
 			held = 0;
-			engine_wait(dport, 0, ENGINE_IDLE_MS);
+			engine_wait(dport, 0, cap_us);
 		} else if (budget == 0) {
 			if (!held)
 				cnt_add(&dport->rx_wait, 1);
 			held = 1;
-			engine_wait(dport, 0, ENGINE_HELD_MS);
+			if (dport->held_by_gpu && cap_us > ENGINE_GPU_POLL_US)
+				cap_us = ENGINE_GPU_POLL_US;
+			engine_wait(dport, 0,
+				    cap_us < ENGINE_HELD_MS * 1000L ? cap_us :
+								      ENGINE_HELD_MS * 1000L);
 		} else {
 			held = 0;
-			engine_wait(dport, 1, ENGINE_IDLE_MS);
+			engine_wait(dport, 1, cap_us);
 		}
 	}
 	return NULL;
@@ -266,6 +328,7 @@ doca_error_t sdp_eth_dport_get(struct doca_dev *dev, struct sdp_eth_dport **dpor
 	dport->ops = ops;
 	dport->refs = 1;
 	sdp_list_head_init(&dport->rxqs);
+	sdp_list_head_init(&dport->gtxqs);
 	pthread_mutex_init(&dport->lock, NULL);
 	pthread_mutex_init(&dport->tx_lock, NULL);
 	atomic_init(&dport->stop, 0);

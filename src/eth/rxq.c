@@ -11,6 +11,7 @@
 
 #include "doca_buf.h"
 #include "doca_buf_inventory.h"
+#include "doca_eth_rxq_gpu_data_path.h"
 #include "doca_mmap.h"
 #include "sdp_buf.h"
 #include "sdp_eth_int.h"
@@ -278,7 +279,7 @@ static int rxq_progress(struct doca_ctx *ctx)
 {
 	struct doca_eth_rxq *rxq = (struct doca_eth_rxq *)ctx;
 
-	if (rxq->ring == NULL || ctx->state != DOCA_CTX_STATE_RUNNING)
+	if (rxq->ring == NULL || rxq->gpu_rx != NULL || ctx->state != DOCA_CTX_STATE_RUNNING)
 		return 0;
 	if (atomic_load_explicit(&rxq->ev_signaled, memory_order_relaxed)) {
 		uint64_t v;
@@ -298,7 +299,7 @@ static int rxq_arm(struct doca_ctx *ctx)
 	struct doca_eth_rxq *rxq = (struct doca_eth_rxq *)ctx;
 	uint32_t pending;
 
-	if (rxq->ring == NULL || ctx->state != DOCA_CTX_STATE_RUNNING)
+	if (rxq->ring == NULL || rxq->gpu_rx != NULL || ctx->state != DOCA_CTX_STATE_RUNNING)
 		return 0;
 	atomic_store(&rxq->want_wake, 1);
 	pending = sdp_ring_rx_pending(rxq->ring); /* after the store: the engine sees one or the
@@ -328,6 +329,7 @@ static void rxq_release_started(struct doca_eth_rxq *rxq)
 	free(rxq->batch_bufs);
 	rxq->batch_bufs = NULL;
 	ring_destroy(rxq);
+	sdp_eth_gpu_rxq_stop(rxq); /* after: the GPU path's ring is in its memory */
 }
 
 static doca_error_t rxq_start(struct doca_ctx *ctx)
@@ -337,8 +339,13 @@ static doca_error_t rxq_start(struct doca_ctx *ctx)
 	doca_error_t status;
 
 	if (ctx->gpu != NULL) {
-		sdp_error("eth_rxq %p: the GPU data path is not available yet", (void *)rxq);
-		return DOCA_ERROR_NOT_SUPPORTED;
+		/* the GPU data path: the consumer is a kernel (gpu.c) */
+		if (rxq->overflow == SDP_ETH_OVERFLOW_DEFAULT)
+			rxq->overflow = SDP_ETH_OVERFLOW_CYCLIC;
+		status = sdp_eth_gpu_rxq_start(rxq);
+		if (status != DOCA_SUCCESS)
+			return status;
+		goto attach;
 	}
 	switch (rxq->type) {
 	case DOCA_ETH_RXQ_TYPE_REGULAR:
@@ -395,6 +402,7 @@ static doca_error_t rxq_start(struct doca_ctx *ctx)
 		if (status != DOCA_SUCCESS)
 			goto err;
 	}
+attach:
 	status = sdp_eth_dport_get(rxq->dev, &rxq->dport);
 	if (status != DOCA_SUCCESS)
 		goto err;
@@ -992,4 +1000,68 @@ doca_error_t sdp_eth_rxq_set_ring_size(struct doca_eth_rxq *eth_rxq, uint32_t nb
 	}
 	eth_rxq->ring_slots_req = nb_slots;
 	return DOCA_SUCCESS;
+}
+
+/* ---- GPU data path (doca_eth_rxq_gpu_data_path.h) ------------------------------------------- */
+
+doca_error_t doca_eth_rxq_get_gpu_handle(const struct doca_eth_rxq *eth_rxq,
+					 struct doca_gpu_eth_rxq **eth_rxq_ext)
+{
+	if (eth_rxq == NULL || eth_rxq_ext == NULL) {
+		sdp_error("doca_eth_rxq_get_gpu_handle: NULL argument");
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	if (eth_rxq->ctx.state != DOCA_CTX_STATE_RUNNING) {
+		sdp_error("eth_rxq %p: get_gpu_handle needs a RUNNING queue (it is %s)",
+			  (const void *)eth_rxq, sdp_ctx_state_name(eth_rxq->ctx.state));
+		return DOCA_ERROR_BAD_STATE;
+	}
+	if (eth_rxq->gpu_rx == NULL) {
+		sdp_error("eth_rxq %p: get_gpu_handle on a CPU data path queue",
+			  (const void *)eth_rxq);
+		return DOCA_ERROR_NOT_SUPPORTED;
+	}
+	*eth_rxq_ext = sdp_eth_gpu_rxq_handle(eth_rxq);
+	return DOCA_SUCCESS;
+}
+
+doca_error_t doca_eth_rxq_gpu_enable_mcst_qp(struct doca_eth_rxq *eth_rxq)
+{
+	doca_error_t status =
+		sdp_ctx_check_idle(eth_rxq ? &eth_rxq->ctx : NULL, "gpu_enable_mcst_qp");
+
+	if (status == DOCA_SUCCESS)
+		eth_rxq->gpu_mcst = 1;
+	return status;
+}
+
+doca_error_t doca_eth_rxq_gpu_set_uar_on_cpu(struct doca_eth_rxq *eth_rxq)
+{
+	return sdp_ctx_check_idle(eth_rxq ? &eth_rxq->ctx : NULL, "gpu_set_uar_on_cpu");
+}
+
+doca_error_t doca_eth_rxq_gpu_set_rq_mem_type(struct doca_eth_rxq *eth_rxq,
+					      enum doca_gpu_mem_type mem_type)
+{
+	doca_error_t status =
+		sdp_ctx_check_idle(eth_rxq ? &eth_rxq->ctx : NULL, "gpu_set_rq_mem_type");
+
+	if (status != DOCA_SUCCESS)
+		return status;
+	if (mem_type != DOCA_GPU_MEM_TYPE_GPU && mem_type != DOCA_GPU_MEM_TYPE_GPU_CPU &&
+	    mem_type != DOCA_GPU_MEM_TYPE_CPU_GPU) {
+		sdp_error("eth_rxq %p: unknown memory type %d", (void *)eth_rxq, (int)mem_type);
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	return DOCA_SUCCESS;
+}
+
+doca_error_t doca_eth_rxq_gpu_cpu_proxy_progress(struct doca_eth_rxq *eth_rxq)
+{
+	if (eth_rxq == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	/* called in a busy loop: no logging; the engine drains on its own */
+	return eth_rxq->ctx.state == DOCA_CTX_STATE_RUNNING && eth_rxq->gpu_rx != NULL ?
+		       DOCA_SUCCESS :
+		       DOCA_ERROR_BAD_STATE;
 }

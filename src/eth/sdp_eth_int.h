@@ -37,7 +37,7 @@
 #include "sdp_ctx.h"
 #include "sdp_eth_port.h"
 #include "sdp_list.h"
-#include "sdp_ring.h"
+#include "softdpu/sdp_ring.h"
 #include "softdpu/eth.h"
 
 #define SDP_ETH_RX_BURST 32	   /* frames the engine takes from the backend at once */
@@ -60,7 +60,15 @@ struct sdp_eth_dport {
 	/* port counters: rx_* written by the engine thread, tx_* under tx_lock (relaxed atomics) */
 	uint64_t rx_packets, rx_bytes, rx_unsteered, rx_wait;
 	uint64_t tx_packets, tx_bytes;
+	sdp_list_link_t gtxqs; /* running GPU send queues (lock) */
+	unsigned int gpu_idle; /* engine rounds without GPU send work (engine thread) */
+	int held_by_gpu;       /* a full back-pressured ring is a kernel's (engine thread) */
 };
+
+/* The GPU data path of a running receive queue (gpu.c). */
+struct sdp_eth_gpu_rxq;
+/* The GPU data path of a running send queue (gpu.c); the engine sends its descriptors. */
+struct sdp_eth_gpu_txq;
 
 struct doca_eth_rxq_event_batch_managed_recv {
 	struct doca_eth_rxq *rxq;
@@ -107,6 +115,9 @@ struct doca_eth_rxq {
 	int eng_touched; /* the current burst pushed into the ring (engine, dport->lock) */
 	/* consumer counters (consumer thread) */
 	uint64_t packets, bytes, truncated;
+	/* GPU data path (issue 5): set while started with doca_ctx_set_datapath_on_gpu */
+	struct sdp_eth_gpu_rxq *gpu_rx;
+	int gpu_mcst; /* doca_eth_rxq_gpu_enable_mcst_qp (accepted; nothing to do here) */
 };
 
 struct doca_eth_rxq_task_recv {
@@ -131,6 +142,38 @@ static inline void sdp_eth_dport_count_tx(struct sdp_eth_dport *dport, uint64_t 
 	__atomic_store_n(&dport->tx_packets, dport->tx_packets + 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&dport->tx_bytes, dport->tx_bytes + bytes, __ATOMIC_RELAXED);
 }
+
+/* ---- GPU data path (gpu.c) ---- */
+
+/* Start/stop the GPU side of a CYCLIC receive queue (ring and handle in mapped host memory). */
+doca_error_t sdp_eth_gpu_rxq_start(struct doca_eth_rxq *rxq);
+void sdp_eth_gpu_rxq_stop(struct doca_eth_rxq *rxq);
+/* Engine: one frame into a GPU queue's ring; flush: copies land, then completions publish. */
+void sdp_eth_gpu_rx_push(struct doca_eth_rxq *rxq, const struct sdp_pkt *pkt);
+void sdp_eth_gpu_rx_flush(struct doca_eth_rxq *rxq);
+/* The device address of the queue's GPU handle. */
+struct doca_gpu_eth_rxq *sdp_eth_gpu_rxq_handle(const struct doca_eth_rxq *rxq);
+
+/* What a GPU send queue needs from its doca_eth_txq (txq.c fills it before start). */
+struct sdp_eth_gpu_txq_cfg {
+	struct doca_ctx *ctx;
+	struct doca_gpu *gpu;
+	uint32_t max_burst_size;
+	int l3_csum, l4_csum, wait_on_time, completion_on_gpu;
+	uint32_t nic_handler;
+	void (*notify_cb)(void *txq, uint32_t pos, uint64_t ts_ns); /* NULL: not registered */
+	void (*error_cb)(void *txq, uint32_t pos);		    /* NULL: not registered */
+	void *txq;
+};
+doca_error_t sdp_eth_gpu_txq_start(const struct sdp_eth_gpu_txq_cfg *cfg,
+				   struct sdp_eth_dport *dport, struct sdp_eth_gpu_txq **gtxq_p);
+void sdp_eth_gpu_txq_stop(struct sdp_eth_gpu_txq *gtxq);
+/* PE progress of a GPU send queue whose completions the CPU consumes (events). */
+int sdp_eth_gpu_txq_progress(struct sdp_eth_gpu_txq *gtxq);
+struct doca_gpu_eth_txq *sdp_eth_gpu_txq_handle(const struct sdp_eth_gpu_txq *gtxq);
+void sdp_eth_gpu_txq_counters(const struct sdp_eth_gpu_txq *gtxq, struct sdp_eth_txq_counters *c);
+/* Engine: send what the GPU send queues of the port posted; returns the descriptors handled. */
+unsigned int sdp_eth_gpu_tx_poll(struct sdp_eth_dport *dport, uint64_t *next_ns);
 
 /* Software checksums of one frame in place (IPv4 header; UDP/TCP over IPv4/IPv6). */
 void sdp_eth_csum_fill(uint8_t *frame, uint32_t len, int l3, int l4);

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "doca_buf.h"
+#include "doca_eth_txq_gpu_data_path.h"
 #include "sdp_eth_int.h"
 #include "sdp_log.h"
 #include "sdp_provider.h"
@@ -61,6 +62,21 @@ struct doca_eth_txq {
 	sdp_list_link_t backlog; /* txq_items the backend had no room for (application thread) */
 	uint8_t *stage;		 /* checksum offload: the frame as sent (dport->tx_lock) */
 	struct sdp_eth_txq_counters counters; /* application thread; read by get_counters */
+	/* GPU data path (issue 5) */
+	struct sdp_eth_gpu_txq *gpu_tx; /* while started on the GPU */
+	int wait_on_time, completion_on_gpu, uar_on_cpu;
+	doca_eth_txq_gpu_event_error_send_packet_cb_t ev_error_cb;
+	doca_eth_txq_gpu_event_notify_send_packet_cb_t ev_notify_cb;
+	union doca_data ev_error_ud, ev_notify_ud;
+};
+
+/* The events handed to the GPU send queue's callbacks (valid during the callback). */
+struct doca_eth_txq_gpu_event_error_send_packet {
+	uint16_t position;
+};
+struct doca_eth_txq_gpu_event_notify_send_packet {
+	uint16_t position;
+	uint64_t timestamp;
 };
 
 struct doca_eth_txq_task_send {
@@ -225,12 +241,67 @@ static int backlog_push(struct doca_eth_txq *txq)
 
 /* ---- context ops ---------------------------------------------------------------------------- */
 
+static void gpu_error_cb(void *arg, uint32_t pos)
+{
+	struct doca_eth_txq *txq = arg;
+	struct doca_eth_txq_gpu_event_error_send_packet ev = {.position = (uint16_t)pos};
+
+	txq->ev_error_cb(&ev, txq->ev_error_ud);
+}
+
+static void gpu_notify_cb(void *arg, uint32_t pos, uint64_t ts_ns)
+{
+	struct doca_eth_txq *txq = arg;
+	struct doca_eth_txq_gpu_event_notify_send_packet ev = {.position = (uint16_t)pos,
+							       .timestamp = ts_ns};
+
+	txq->ev_notify_cb(&ev, txq->ev_notify_ud);
+}
+
+static doca_error_t txq_gpu_start(struct doca_eth_txq *txq)
+{
+	struct sdp_eth_gpu_txq_cfg cfg = {
+		.ctx = &txq->ctx,
+		.gpu = txq->ctx.gpu,
+		.max_burst_size = txq->max_burst_size,
+		.l3_csum = txq->l3_csum,
+		.l4_csum = txq->l4_csum,
+		.wait_on_time = txq->wait_on_time,
+		.completion_on_gpu = txq->completion_on_gpu,
+		.nic_handler = txq->uar_on_cpu ? 1u /* NIC_HANDLER_CPU_PROXY */ :
+						 2u /* NIC_HANDLER_GPU_SM_DB */,
+		.notify_cb = txq->ev_notify_cb != NULL ? gpu_notify_cb : NULL,
+		.error_cb = txq->ev_error_cb != NULL ? gpu_error_cb : NULL,
+		.txq = txq,
+	};
+	doca_error_t status;
+
+	if ((txq->ev_notify_cb != NULL || txq->ev_error_cb != NULL) && !txq->completion_on_gpu &&
+	    sdp_ctx_get_pe(&txq->ctx) == NULL) {
+		sdp_error("eth_txq %p: send events need the queue connected to a doca_pe",
+			  (void *)txq);
+		return DOCA_ERROR_BAD_STATE;
+	}
+	status = sdp_eth_dport_get(txq->dev, &txq->dport);
+	if (status != DOCA_SUCCESS)
+		return status;
+	status = sdp_eth_gpu_txq_start(&cfg, txq->dport, &txq->gpu_tx);
+	if (status != DOCA_SUCCESS) {
+		sdp_eth_dport_put(txq->dport);
+		txq->dport = NULL;
+	}
+	txq->has_queue_id = 0;
+	return status;
+}
+
 static doca_error_t txq_start(struct doca_ctx *ctx)
 {
 	struct doca_eth_txq *txq = (struct doca_eth_txq *)ctx;
 
-	if (ctx->gpu != NULL) {
-		sdp_error("eth_txq %p: the GPU data path is not available yet", (void *)txq);
+	if (ctx->gpu != NULL)
+		return txq_gpu_start(txq);
+	if (txq->wait_on_time) {
+		sdp_error("eth_txq %p: wait-on-time runs on the GPU data path only", (void *)txq);
 		return DOCA_ERROR_NOT_SUPPORTED;
 	}
 	if (txq->task_send_num == 0 && txq->batch_max == 0) {
@@ -250,6 +321,17 @@ static doca_error_t txq_stop(struct doca_ctx *ctx)
 
 	if (txq->dport == NULL)
 		return DOCA_SUCCESS;
+	if (txq->gpu_tx != NULL) {
+		struct sdp_eth_txq_counters c = {0};
+
+		(void)sdp_eth_gpu_txq_progress(txq->gpu_tx); /* last events */
+		sdp_eth_gpu_txq_counters(txq->gpu_tx, &c);
+		txq->counters.packets += c.packets;
+		txq->counters.bytes += c.bytes;
+		txq->counters.errors += c.errors;
+		sdp_eth_gpu_txq_stop(txq->gpu_tx);
+		txq->gpu_tx = NULL;
+	}
 	/* in order: a batch's callback comes before those of tasks submitted after it */
 	sdp_list_for_each_safe(it, tmp, &txq->backlog, link) {
 		sdp_list_del(&it->link);
@@ -276,6 +358,8 @@ static int txq_progress(struct doca_ctx *ctx)
 
 	if (txq->dport == NULL || ctx->state != DOCA_CTX_STATE_RUNNING)
 		return 0;
+	if (txq->gpu_tx != NULL)
+		return sdp_eth_gpu_txq_progress(txq->gpu_tx);
 	return backlog_push(txq);
 }
 
@@ -456,10 +540,8 @@ doca_error_t doca_eth_txq_cap_is_type_supported(const struct doca_devinfo *devin
 			  (int)data_path_type);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
-	/* the GPU data path arrives with GPUNetIO (issue 5) */
-	if (type == DOCA_ETH_TXQ_TYPE_REGULAR && data_path_type == DOCA_ETH_TXQ_DATA_PATH_TYPE_CPU)
-		return DOCA_SUCCESS;
-	return DOCA_ERROR_NOT_SUPPORTED;
+	/* REGULAR on both data paths (the GPU one through the engine, docs/gpunetio.md) */
+	return type == DOCA_ETH_TXQ_TYPE_REGULAR ? DOCA_SUCCESS : DOCA_ERROR_NOT_SUPPORTED;
 }
 
 doca_error_t doca_eth_txq_cap_get_max_burst_size(const struct doca_devinfo *devinfo,
@@ -807,5 +889,189 @@ doca_error_t sdp_eth_txq_get_counters(const struct doca_eth_txq *eth_txq,
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	*counters = eth_txq->counters;
+	if (eth_txq->gpu_tx != NULL)
+		sdp_eth_gpu_txq_counters(eth_txq->gpu_tx, counters);
+	return DOCA_SUCCESS;
+}
+
+/* ---- GPU data path (doca_eth_txq_gpu_data_path.h, wait-on-time) ----------------------------- */
+
+doca_error_t doca_eth_txq_get_gpu_handle(const struct doca_eth_txq *eth_txq,
+					 struct doca_gpu_eth_txq **eth_txq_ext)
+{
+	if (eth_txq == NULL || eth_txq_ext == NULL) {
+		sdp_error("doca_eth_txq_get_gpu_handle: NULL argument");
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	if (eth_txq->ctx.state != DOCA_CTX_STATE_RUNNING) {
+		sdp_error("eth_txq %p: get_gpu_handle needs a RUNNING queue (it is %s)",
+			  (const void *)eth_txq, sdp_ctx_state_name(eth_txq->ctx.state));
+		return DOCA_ERROR_BAD_STATE;
+	}
+	if (eth_txq->gpu_tx == NULL) {
+		sdp_error("eth_txq %p: get_gpu_handle on a CPU data path queue",
+			  (const void *)eth_txq);
+		return DOCA_ERROR_NOT_SUPPORTED;
+	}
+	*eth_txq_ext = sdp_eth_gpu_txq_handle(eth_txq->gpu_tx);
+	return DOCA_SUCCESS;
+}
+
+doca_error_t doca_eth_txq_set_wait_on_time_offload(struct doca_eth_txq *eth_txq)
+{
+	doca_error_t status =
+		sdp_ctx_check_idle(eth_txq ? &eth_txq->ctx : NULL, "set_wait_on_time_offload");
+
+	if (status == DOCA_SUCCESS)
+		eth_txq->wait_on_time = 1;
+	return status;
+}
+
+doca_error_t doca_eth_txq_cap_get_wait_on_time_offload_supported(
+	const struct doca_devinfo *devinfo, enum doca_eth_wait_on_time_type *wait_on_time_mode)
+{
+	doca_error_t status = check_devinfo(devinfo, "cap_get_wait_on_time_offload_supported");
+
+	if (status != DOCA_SUCCESS)
+		return status;
+	if (wait_on_time_mode == NULL) {
+		sdp_error("cap_get_wait_on_time_offload_supported: NULL output");
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	/* the engine holds each descriptor until its time (CLOCK_REALTIME) */
+	*wait_on_time_mode = DOCA_ETH_WAIT_ON_TIME_TYPE_NATIVE;
+	return DOCA_SUCCESS;
+}
+
+doca_error_t doca_eth_txq_calculate_timestamp(struct doca_eth_txq *eth_txq, uint64_t timestamp_ns,
+					      uint64_t *wait_on_time_value)
+{
+	uint64_t v;
+
+	if (eth_txq == NULL || wait_on_time_value == NULL) {
+		sdp_error("doca_eth_txq_calculate_timestamp: NULL argument");
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	if (eth_txq->ctx.state != DOCA_CTX_STATE_RUNNING || !eth_txq->wait_on_time) {
+		sdp_error("eth_txq %p: calculate_timestamp needs a RUNNING queue with wait-on-time",
+			  (void *)eth_txq);
+		return DOCA_ERROR_BAD_STATE;
+	}
+	/* DOCA's format: seconds in the high 32 bits, nanoseconds in the low ones, big-endian */
+	v = (timestamp_ns / 1000000000ull) << 32 | (timestamp_ns % 1000000000ull);
+	*wait_on_time_value = __builtin_bswap64(v);
+	return DOCA_SUCCESS;
+}
+
+doca_error_t doca_eth_txq_gpu_set_completion_on_gpu(struct doca_eth_txq *eth_txq)
+{
+	doca_error_t status =
+		sdp_ctx_check_idle(eth_txq ? &eth_txq->ctx : NULL, "gpu_set_completion_on_gpu");
+
+	if (status == DOCA_SUCCESS)
+		eth_txq->completion_on_gpu = 1;
+	return status;
+}
+
+doca_error_t doca_eth_txq_gpu_set_uar_on_cpu(struct doca_eth_txq *eth_txq)
+{
+	doca_error_t status =
+		sdp_ctx_check_idle(eth_txq ? &eth_txq->ctx : NULL, "gpu_set_uar_on_cpu");
+
+	if (status == DOCA_SUCCESS)
+		eth_txq->uar_on_cpu = 1;
+	return status;
+}
+
+doca_error_t doca_eth_txq_gpu_set_sq_mem_type(struct doca_eth_txq *eth_txq,
+					      enum doca_gpu_mem_type mem_type)
+{
+	doca_error_t status =
+		sdp_ctx_check_idle(eth_txq ? &eth_txq->ctx : NULL, "gpu_set_sq_mem_type");
+
+	if (status != DOCA_SUCCESS)
+		return status;
+	if (mem_type != DOCA_GPU_MEM_TYPE_GPU && mem_type != DOCA_GPU_MEM_TYPE_GPU_CPU &&
+	    mem_type != DOCA_GPU_MEM_TYPE_CPU_GPU) {
+		sdp_error("eth_txq %p: unknown memory type %d", (void *)eth_txq, (int)mem_type);
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	return DOCA_SUCCESS;
+}
+
+doca_error_t doca_eth_txq_gpu_cpu_proxy_progress(struct doca_eth_txq *txq)
+{
+	if (txq == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	/* called in a busy loop: no logging; the engine rings nothing and drains on its own */
+	return txq->ctx.state == DOCA_CTX_STATE_RUNNING && txq->gpu_tx != NULL ?
+		       DOCA_SUCCESS :
+		       DOCA_ERROR_BAD_STATE;
+}
+
+doca_error_t doca_eth_txq_gpu_event_error_send_packet_register(
+	struct doca_eth_txq *eth_txq,
+	doca_eth_txq_gpu_event_error_send_packet_cb_t event_error_send_packet_cb,
+	union doca_data event_user_data)
+{
+	doca_error_t status = sdp_ctx_check_idle(eth_txq ? &eth_txq->ctx : NULL,
+						 "gpu_event_error_send_packet_register");
+
+	if (status != DOCA_SUCCESS)
+		return status;
+	if (event_error_send_packet_cb == NULL) {
+		sdp_error("eth_txq %p: NULL error event callback", (void *)eth_txq);
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	eth_txq->ev_error_cb = event_error_send_packet_cb;
+	eth_txq->ev_error_ud = event_user_data;
+	return DOCA_SUCCESS;
+}
+
+doca_error_t doca_eth_txq_gpu_event_notify_send_packet_register(
+	struct doca_eth_txq *eth_txq,
+	doca_eth_txq_gpu_event_notify_send_packet_cb_t event_notify_send_packet_cb,
+	union doca_data event_user_data)
+{
+	doca_error_t status = sdp_ctx_check_idle(eth_txq ? &eth_txq->ctx : NULL,
+						 "gpu_event_notify_send_packet_register");
+
+	if (status != DOCA_SUCCESS)
+		return status;
+	if (event_notify_send_packet_cb == NULL) {
+		sdp_error("eth_txq %p: NULL notify event callback", (void *)eth_txq);
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	eth_txq->ev_notify_cb = event_notify_send_packet_cb;
+	eth_txq->ev_notify_ud = event_user_data;
+	return DOCA_SUCCESS;
+}
+
+doca_error_t doca_eth_txq_gpu_event_error_send_packet_get_position(
+	const struct doca_eth_txq_gpu_event_error_send_packet *event_error, uint16_t *packet_index)
+{
+	if (event_error == NULL || packet_index == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	*packet_index = event_error->position;
+	return DOCA_SUCCESS;
+}
+
+doca_error_t doca_eth_txq_gpu_event_notify_send_packet_get_position(
+	const struct doca_eth_txq_gpu_event_notify_send_packet *event_notify,
+	uint16_t *packet_index)
+{
+	if (event_notify == NULL || packet_index == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	*packet_index = event_notify->position;
+	return DOCA_SUCCESS;
+}
+
+doca_error_t doca_eth_txq_gpu_event_notify_send_packet_get_timestamp(
+	const struct doca_eth_txq_gpu_event_notify_send_packet *event_notify,
+	uint64_t *packet_timestamp)
+{
+	if (event_notify == NULL || packet_timestamp == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	*packet_timestamp = event_notify->timestamp;
 	return DOCA_SUCCESS;
 }

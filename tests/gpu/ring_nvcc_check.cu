@@ -1,5 +1,5 @@
 /*
- * The ring format of src/eth/sdp_ring.h across the CPU/GPU boundary: both rings live in pinned
+ * The ring format of include/softdpu/sdp_ring.h across the CPU/GPU boundary: both rings live in pinned
  * host memory mapped into the GPU (the CPU_GPU memory of GPUNetIO). The host plays the engine:
  * it pushes sequence-numbered, checksummed frames into a back-pressure RX ring and completes the
  * descriptors of a TX ring. A one-thread kernel plays the queue user: it receives every frame,
@@ -21,7 +21,7 @@
 #include <cuda_runtime.h>
 #include <unistd.h>
 
-#include "sdp_ring.h"
+#include "softdpu/sdp_ring.h"
 
 #define FRAMES 20000u
 #define RX_SLOTS 64u

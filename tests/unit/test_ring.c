@@ -1,5 +1,5 @@
 /*
- * The ring format of src/eth/sdp_ring.h on the CPU: layout and argument checks, positions and
+ * The ring format of include/softdpu/sdp_ring.h on the CPU: layout and argument checks, positions and
  * phase bits across many laps and across the 32-bit wrap, both overflow modes with exact counts
  * (single-threaded, then a producer and a consumer thread moving a million sequence-numbered,
  * checksummed frames), the handshake that keeps a claimed entry from being overwritten, and the
@@ -18,7 +18,7 @@
 #include "doca_error.h"
 
 #include "sdp_eth_port.h"
-#include "sdp_ring.h"
+#include "softdpu/sdp_ring.h"
 #include "t_helpers.h"
 
 _Static_assert(SDP_RING_CQE_F_L3_CSUM_BAD == SDP_PKT_F_L3_CSUM_BAD, "flag values agree");

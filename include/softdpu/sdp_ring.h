@@ -69,7 +69,7 @@
 
 #include "doca_error.h"
 
-#include "sdp_atomic.h"
+#include "softdpu/sdp_atomic.h"
 
 #ifdef __cplusplus
 #define SDP_RING_STATIC_ASSERT(cond, msg) static_assert(cond, msg)
@@ -151,7 +151,8 @@ struct sdp_ring_hdr {
 	/* Line 1: producer. */
 	uint32_t prod; /* positions before it are published */
 	uint32_t full; /* 1 while the producer has found no free slot (ring-full edge) */
-	uint8_t pad1[56];
+	uint32_t resv; /* positions before it are reserved (producer-private; >= prod) */
+	uint8_t pad1[52];
 	/* Line 2: consumer. */
 	uint32_t claim; /* positions before it are taken (received, being received, or lost) */
 	uint32_t cons;	/* positions before it are released to the producer; cons <= claim */
@@ -318,6 +319,7 @@ SDP_RING_FN doca_error_t sdp_ring_rx_init(void *mem, uint64_t mem_size, uint32_t
 		sdp_ring_align_up(r->cqe_off + (uint64_t)nb_slots * sizeof(struct sdp_ring_cqe));
 	r->total_size = need;
 	r->prod = start;
+	r->resv = start;
 	r->claim = start;
 	r->cons = start;
 	cqe = (struct sdp_ring_cqe *)((uint8_t *)mem + r->cqe_off);
@@ -365,13 +367,15 @@ SDP_RING_FN void sdp_ring_rx_full_edge_(struct sdp_ring_hdr *r)
 /*
  * Get the slot for the next frame. Returns its address and sets *pos_p, or returns NULL when
  * the frame must be dropped (already counted: drops, and a ring-full event on the transition).
- * Call only with a frame in hand and publish it with sdp_ring_rx_publish() before the next
- * reserve: a reservation cannot be taken back (in CYCLIC mode it may already have counted an
- * overwrite).
+ * Call only with a frame in hand and publish it with sdp_ring_rx_publish(): a reservation
+ * cannot be taken back (in CYCLIC mode it may already have counted an overwrite). Several
+ * reservations may be outstanding (a batch whose payload is still being copied, e.g. by a DMA
+ * engine), fewer than nb_slots; publish them in order. Until then a consumer sees an entry it
+ * may not take yet (BUSY when it overwrites, not yet valid otherwise).
  */
 SDP_RING_FN void *sdp_ring_rx_reserve(struct sdp_ring_hdr *r, uint32_t *pos_p)
 {
-	uint32_t pos = SDP_ATOMIC_LOAD_RLX(&r->prod);
+	uint32_t pos = SDP_ATOMIC_LOAD_RLX(&r->resv);
 	uint32_t oldest = pos - r->nb_slots; /* the position whose slot pos reuses */
 	uint32_t cons = SDP_ATOMIC_LOAD_ACQ(&r->cons);
 	struct sdp_ring_cqe *cqe;
@@ -401,6 +405,7 @@ SDP_RING_FN void *sdp_ring_rx_reserve(struct sdp_ring_hdr *r, uint32_t *pos_p)
 	}
 	sdp_ring_cnt_add(&r->cnt.overwrites, 1);
 	sdp_ring_rx_full_edge_(r);
+	SDP_ATOMIC_STORE_RLX(&r->resv, pos + 1);
 	*pos_p = pos;
 	return sdp_ring_rx_slot(r, pos);
 
@@ -417,6 +422,7 @@ drop:
 take:
 	if (SDP_ATOMIC_LOAD_RLX(&r->full))
 		SDP_ATOMIC_STORE_RLX(&r->full, 0u);
+	SDP_ATOMIC_STORE_RLX(&r->resv, pos + 1);
 	*pos_p = pos;
 	return sdp_ring_rx_slot(r, pos);
 }
@@ -429,7 +435,7 @@ take:
  */
 SDP_RING_FN uint32_t sdp_ring_rx_room(const struct sdp_ring_hdr *r)
 {
-	uint32_t used = SDP_ATOMIC_LOAD_RLX(&r->prod) - SDP_ATOMIC_LOAD_SC(&r->cons);
+	uint32_t used = SDP_ATOMIC_LOAD_RLX(&r->resv) - SDP_ATOMIC_LOAD_SC(&r->cons);
 
 	return used >= r->nb_slots ? 0 : r->nb_slots - used;
 }

@@ -1,0 +1,589 @@
+/*
+ * libdoca_eth: the GPU data path of the Ethernet queues (doca_ctx_set_datapath_on_gpu).
+ *
+ * Receive (CYCLIC queues): the queue's ring and its GPU handle live in pinned host memory
+ * mapped into the GPU (doca_gpu_mem_alloc CPU_GPU), the frames in the application's packet
+ * buffer (doca_eth_rxq_set_pkt_buf). The engine thread reserves a ring position per frame and
+ *   - when the packet buffer is host memory mapped into the GPU (CPU_GPU, or GPU_CPU without
+ *     GDRCopy), writes the frame into its slot and publishes the completion at once;
+ *   - when it is device memory, stages the frame in the ring's own slot (pinned), copies the
+ *     burst's slots into the packet buffer with the copy engine (cuMemcpyHtoDAsync on the
+ *     queue's non-blocking stream, one copy per contiguous run of slots), waits for the copy and
+ *     only then publishes the completions, in order.
+ * Send: the GPU posts descriptors into a TX ring in mapped host memory (softdpu/sdp_gpu_eth.h);
+ * the engine thread polls it, reads each frame in place (mapped host memory) or copies it out of
+ * device memory, applies the checksum offloads, honours wait-on-time, hands it to the backend and
+ * completes it. Completions go to the GPU (doca_eth_txq_gpu_set_completion_on_gpu), to the
+ * application's notify/error event callbacks through doca_pe_progress, or, when neither wants
+ * them, are consumed by the engine itself.
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "doca_gpunetio.h"
+#include "doca_gpunetio_eth_def.h"
+#include "sdp_buf.h"
+#include "sdp_eth_int.h"
+#include "sdp_gpu.h"
+#include "sdp_log.h"
+#include "softdpu/sdp_gpu_eth.h"
+
+SDP_LOG_COMPONENT("eth_gpu");
+
+#define GPU_PAGE 65536u
+#define TX_POLL_MAX 64u /* descriptors per GPU send queue per engine round */
+
+struct sdp_eth_gpu_rxq {
+	struct doca_gpu *gpu;
+	const struct sdp_cuda_api *cu;
+	void *ring_gpu;		    /* the allocation (device address) */
+	struct doca_gpu_eth_rxq *h; /* the handle (host view) */
+	void *h_gpu;		    /* the handle (device address) */
+	uint8_t *pkt_gpu;	    /* packet slot 0 (device address) */
+	uint8_t *pkt_cpu;	    /* its host view when mapped host memory, else NULL */
+	uint32_t stride;
+	sdp_cu_stream_t stream; /* copies into device memory */
+	uint32_t npend;		/* staged frames of the current burst */
+	struct {
+		uint32_t pos, len, wire_len, flags;
+		uint64_t ts;
+	} pend[SDP_ETH_RX_BURST];
+	unsigned int copy_errors;
+};
+
+struct sdp_eth_gpu_txq {
+	sdp_list_link_t link; /* in dport->gtxqs */
+	struct sdp_eth_gpu_txq_cfg cfg;
+	struct sdp_eth_dport *dport;
+	const struct sdp_cuda_api *cu;
+	struct sdp_ring_tx_hdr *ring; /* host view */
+	void *ring_gpu;
+	struct doca_gpu_eth_txq *h; /* host view */
+	void *h_gpu;
+	uint8_t *stage;		/* TX_POLL_MAX frames: copied out of device memory / checksummed */
+	void *stage_gpu;	/* (the pinned allocation of stage) */
+	sdp_cu_stream_t stream; /* non-blocking: never waits for the application's kernels */
+	/* counters (engine thread; relaxed atomics for readers) */
+	uint64_t packets, bytes, errors;
+	unsigned int lookup_errors;
+};
+
+/* ---- helpers -------------------------------------------------------------------------------- */
+
+static uint64_t now_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void cnt_add(uint64_t *c, uint64_t v)
+{
+	__atomic_store_n(c, *c + v, __ATOMIC_RELAXED);
+}
+
+/* Mapped host memory of a doca_gpu: both views. */
+static doca_error_t alloc_mapped(struct doca_gpu *gpu, size_t size, void **gpu_p, void **cpu_p)
+{
+	doca_error_t status =
+		doca_gpu_mem_alloc(gpu, size, 4096, DOCA_GPU_MEM_TYPE_CPU_GPU, gpu_p, cpu_p);
+
+	if (status == DOCA_SUCCESS)
+		memset(*cpu_p, 0, size);
+	return status;
+}
+
+/* ---- receive -------------------------------------------------------------------------------- */
+
+doca_error_t sdp_eth_gpu_rxq_start(struct doca_eth_rxq *rxq)
+{
+	struct doca_gpu *gpu = rxq->ctx.gpu;
+	struct sdp_eth_gpu_rxq *g;
+	struct sdp_gpu_mem_range range;
+	uint32_t stride = (rxq->max_packet_size + SDP_RING_ALIGN - 1) & ~(SDP_RING_ALIGN - 1);
+	uint32_t nb = 1;
+	uint64_t ring_size = 0;
+	void *addr = NULL, *ring_cpu = NULL, *h_cpu = NULL;
+	size_t len = 0, hsize = (sizeof(struct doca_gpu_eth_rxq) + 4095) & ~(size_t)4095;
+	doca_error_t status;
+
+	if (rxq->type != DOCA_ETH_RXQ_TYPE_CYCLIC) {
+		sdp_error("eth_rxq %p: the GPU data path takes CYCLIC queues only", (void *)rxq);
+		return DOCA_ERROR_NOT_SUPPORTED;
+	}
+	if (rxq->mmap == NULL) {
+		sdp_error("eth_rxq %p: a GPU queue needs doca_eth_rxq_set_pkt_buf() before start",
+			  (void *)rxq);
+		return DOCA_ERROR_BAD_STATE;
+	}
+	if (sdp_mmap_range(rxq->mmap, &addr, &len) != DOCA_SUCCESS)
+		return DOCA_ERROR_BAD_STATE;
+	addr = (uint8_t *)addr + rxq->mmap_offset;
+	/* as many slots as the buffer holds, at most max_burst_size, a power of two */
+	while ((uint64_t)nb * 2 * stride <= rxq->mmap_len && nb * 2 <= rxq->max_burst_size &&
+	       nb * 2 <= SDP_RING_MAX_ENTRIES)
+		nb *= 2;
+	if ((uint64_t)nb * stride > rxq->mmap_len || nb < SDP_ETH_RX_BURST) {
+		sdp_error("eth_rxq %p: the packet buffer (%u bytes) holds fewer than %u packets of "
+			  "%u bytes",
+			  (void *)rxq, rxq->mmap_len, SDP_ETH_RX_BURST, stride);
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	if (rxq->ring_slots_req != 0 && rxq->ring_slots_req < nb) {
+		nb = rxq->ring_slots_req < SDP_ETH_RX_BURST ? SDP_ETH_RX_BURST :
+							      rxq->ring_slots_req;
+	}
+	if (stride > SDP_RING_MAX_SLOT_SIZE ||
+	    sdp_ring_rx_mem_size(nb, stride, &ring_size) != DOCA_SUCCESS) {
+		sdp_error("eth_rxq %p: no ring of %u slots of %u bytes", (void *)rxq, nb, stride);
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	g = calloc(1, sizeof(*g));
+	if (g == NULL) {
+		sdp_error("eth_rxq %p: out of memory", (void *)rxq);
+		return DOCA_ERROR_NO_MEMORY;
+	}
+	g->gpu = gpu;
+	g->cu = sdp_gpu_get_cuda_api(gpu);
+	g->stride = stride;
+	g->pkt_gpu = addr;
+	if (sdp_gpu_mem_lookup(gpu, addr, (size_t)nb * stride, &range) == DOCA_SUCCESS &&
+	    !range.on_device)
+		g->pkt_cpu = range.cpu_ptr; /* written in place */
+	status = alloc_mapped(gpu, ring_size, &g->ring_gpu, &ring_cpu);
+	if (status != DOCA_SUCCESS) {
+		sdp_error("eth_rxq %p: no mapped memory for a ring of %llu bytes: %s", (void *)rxq,
+			  (unsigned long long)ring_size, doca_error_get_descr(status));
+		goto err_free;
+	}
+	status = alloc_mapped(gpu, hsize, &g->h_gpu, &h_cpu);
+	if (status != DOCA_SUCCESS) {
+		sdp_error("eth_rxq %p: no mapped memory for its GPU handle: %s", (void *)rxq,
+			  doca_error_get_descr(status));
+		goto err_ring;
+	}
+	g->h = h_cpu;
+	if (sdp_ring_rx_init(ring_cpu, ring_size, nb, stride,
+			     rxq->overflow == SDP_ETH_OVERFLOW_CYCLIC ? SDP_RING_MODE_CYCLIC :
+									SDP_RING_MODE_BACKPRESSURE,
+			     0, &rxq->ring) != DOCA_SUCCESS) {
+		sdp_error("eth_rxq %p: laying out the ring failed", (void *)rxq);
+		status = DOCA_ERROR_INVALID_VALUE;
+		goto err_handle;
+	}
+	if (g->pkt_cpu == NULL) {
+		status = sdp_gpu_ctx_push(gpu);
+		if (status == DOCA_SUCCESS) {
+			if (g->cu->stream_create(&g->stream, SDP_CU_STREAM_NON_BLOCKING) != 0)
+				status = DOCA_ERROR_DRIVER;
+			sdp_gpu_ctx_pop(gpu);
+		}
+		if (status != DOCA_SUCCESS) {
+			sdp_error("eth_rxq %p: creating a copy stream failed", (void *)rxq);
+			goto err_handle;
+		}
+	}
+	*g->h = (struct doca_gpu_eth_rxq){
+		.magic = SDP_GPU_ETH_RXQ_MAGIC,
+		.flags = rxq->overflow == SDP_ETH_OVERFLOW_CYCLIC ? 0 :
+								    SDP_GPU_ETH_RXQ_F_BACKPRESSURE,
+		.ring = (uint64_t)(uintptr_t)g->ring_gpu,
+		.pkt_addr = (uint64_t)(uintptr_t)g->pkt_gpu,
+		.pkt_num = nb,
+		.max_pkt_sz = stride,
+		.pkt_mkey = 0x5d000000u | (uint32_t)((uintptr_t)rxq >> 6 & 0xffffff),
+	};
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	rxq->gpu_rx = g;
+	sdp_info("eth_rxq %p: GPU ring of %u slots of %u bytes, packets %s", (void *)rxq, nb,
+		 stride,
+		 g->pkt_cpu ? "written in place (mapped host memory)" :
+			      "copied into device memory by the copy engine");
+	return DOCA_SUCCESS;
+
+err_handle:
+	rxq->ring = NULL;
+	(void)doca_gpu_mem_free(gpu, g->h_gpu);
+err_ring:
+	(void)doca_gpu_mem_free(gpu, g->ring_gpu);
+err_free:
+	free(g);
+	return status;
+}
+
+void sdp_eth_gpu_rxq_stop(struct doca_eth_rxq *rxq)
+{
+	struct sdp_eth_gpu_rxq *g = rxq->gpu_rx;
+
+	if (g == NULL)
+		return;
+	if (g->stream != NULL && sdp_gpu_ctx_push(g->gpu) == DOCA_SUCCESS) {
+		(void)g->cu->stream_synchronize(g->stream);
+		(void)g->cu->stream_destroy(g->stream);
+		sdp_gpu_ctx_pop(g->gpu);
+	}
+	g->h->magic = 0; /* a kernel still holding the handle gets INVALID_VALUE */
+	rxq->gpu_rx = NULL;
+	(void)doca_gpu_mem_free(g->gpu, g->h_gpu);
+	(void)doca_gpu_mem_free(g->gpu, g->ring_gpu);
+	free(g);
+}
+
+struct doca_gpu_eth_rxq *sdp_eth_gpu_rxq_handle(const struct doca_eth_rxq *rxq)
+{
+	return rxq->gpu_rx != NULL ? rxq->gpu_rx->h_gpu : NULL;
+}
+
+void sdp_eth_gpu_rx_push(struct doca_eth_rxq *rxq, const struct sdp_pkt *pkt)
+{
+	struct sdp_eth_gpu_rxq *g = rxq->gpu_rx;
+	uint32_t pos, len = pkt->len, flags = pkt->flags & 0xfu;
+	void *slot;
+
+	if (g->npend == SDP_ETH_RX_BURST)
+		sdp_eth_gpu_rx_flush(rxq);
+	slot = sdp_ring_rx_reserve(rxq->ring, &pos);
+	if (slot == NULL)
+		return; /* dropped and counted by the ring */
+	if (len > g->stride) {
+		len = g->stride;
+		flags |= SDP_RING_CQE_F_TRUNCATED;
+	}
+	if (g->pkt_cpu != NULL) {
+		memcpy(g->pkt_cpu + (size_t)(pos & rxq->ring->slot_mask) * g->stride, pkt->data,
+		       len);
+		sdp_ring_rx_publish(rxq->ring, pos, len, pkt->wire_len, flags, pkt->ts_ns);
+		return;
+	}
+	memcpy(slot, pkt->data, len);
+	g->pend[g->npend].pos = pos;
+	g->pend[g->npend].len = len;
+	g->pend[g->npend].wire_len = pkt->wire_len;
+	g->pend[g->npend].flags = flags;
+	g->pend[g->npend].ts = pkt->ts_ns;
+	g->npend++;
+}
+
+void sdp_eth_gpu_rx_flush(struct doca_eth_rxq *rxq)
+{
+	struct sdp_eth_gpu_rxq *g = rxq->gpu_rx;
+	struct sdp_ring_hdr *r = rxq->ring;
+	int failed = 0;
+
+	if (g == NULL || g->npend == 0)
+		return;
+	if (sdp_gpu_ctx_push(g->gpu) != DOCA_SUCCESS) {
+		failed = 1;
+	} else {
+		for (uint32_t a = 0; a < g->npend;) {
+			uint32_t slot = g->pend[a].pos & r->slot_mask, b = a + 1;
+			size_t bytes;
+
+			/* one copy per run of consecutive slots (a wrap starts a new run) */
+			while (b < g->npend && (g->pend[b].pos & r->slot_mask) == slot + (b - a))
+				b++;
+			bytes = (size_t)(b - a - 1) * g->stride + g->pend[b - 1].len;
+			if (g->cu->memcpy_htod_async(
+				    (sdp_cu_deviceptr_t)(uintptr_t)(g->pkt_gpu +
+								    (size_t)slot * g->stride),
+				    sdp_ring_rx_slot(r, g->pend[a].pos), bytes, g->stream) != 0)
+				failed = 1;
+			a = b;
+		}
+		/* completions are published only after the copy landed */
+		if (g->cu->stream_synchronize(g->stream) != 0)
+			failed = 1;
+		sdp_gpu_ctx_pop(g->gpu);
+	}
+	if (failed && g->copy_errors++ == 0)
+		sdp_error("eth_rxq %p: copying received packets into device memory failed",
+			  (void *)rxq);
+	for (uint32_t i = 0; i < g->npend; i++)
+		sdp_ring_rx_publish(
+			r, g->pend[i].pos, failed ? 0 : g->pend[i].len, g->pend[i].wire_len,
+			g->pend[i].flags | (failed ? SDP_RING_CQE_F_TRUNCATED : 0), g->pend[i].ts);
+	g->npend = 0;
+}
+
+/* ---- send ----------------------------------------------------------------------------------- */
+
+doca_error_t sdp_eth_gpu_txq_start(const struct sdp_eth_gpu_txq_cfg *cfg,
+				   struct sdp_eth_dport *dport, struct sdp_eth_gpu_txq **gtxq_p)
+{
+	struct sdp_eth_gpu_txq *t;
+	uint32_t nb = 64;
+	uint64_t ring_size = 0;
+	void *ring_cpu = NULL, *h_cpu = NULL;
+	size_t hsize = (sizeof(struct doca_gpu_eth_txq) + 4095) & ~(size_t)4095;
+	doca_error_t status;
+
+	while (nb < cfg->max_burst_size && nb < SDP_RING_MAX_ENTRIES)
+		nb *= 2;
+	if (sdp_ring_tx_mem_size(nb, &ring_size) != DOCA_SUCCESS)
+		return DOCA_ERROR_INVALID_VALUE;
+	t = calloc(1, sizeof(*t));
+	if (t == NULL) {
+		sdp_error("eth_txq %p: out of memory", cfg->txq);
+		return DOCA_ERROR_NO_MEMORY;
+	}
+	t->cfg = *cfg;
+	t->dport = dport;
+	t->cu = sdp_gpu_get_cuda_api(cfg->gpu);
+	status = alloc_mapped(cfg->gpu, (size_t)TX_POLL_MAX * SDP_ETH_MAX_FRAME, &t->stage_gpu,
+			      (void **)&t->stage);
+	if (status == DOCA_SUCCESS) {
+		status = sdp_gpu_ctx_push(cfg->gpu);
+		if (status == DOCA_SUCCESS) {
+			if (t->cu->stream_create(&t->stream, SDP_CU_STREAM_NON_BLOCKING) != 0)
+				status = DOCA_ERROR_DRIVER;
+			sdp_gpu_ctx_pop(cfg->gpu);
+		}
+		if (status != DOCA_SUCCESS)
+			(void)doca_gpu_mem_free(cfg->gpu, t->stage_gpu);
+	}
+	if (status != DOCA_SUCCESS) {
+		sdp_error("eth_txq %p: no staging memory or copy stream: %s", cfg->txq,
+			  doca_error_get_descr(status));
+		free(t);
+		return status;
+	}
+	status = alloc_mapped(cfg->gpu, ring_size, &t->ring_gpu, &ring_cpu);
+	if (status == DOCA_SUCCESS) {
+		status = alloc_mapped(cfg->gpu, hsize, &t->h_gpu, &h_cpu);
+		if (status != DOCA_SUCCESS)
+			(void)doca_gpu_mem_free(cfg->gpu, t->ring_gpu);
+	}
+	if (status != DOCA_SUCCESS) {
+		sdp_error("eth_txq %p: no mapped memory for its ring and GPU handle: %s", cfg->txq,
+			  doca_error_get_descr(status));
+		goto err_stage;
+	}
+	if (sdp_ring_tx_init(ring_cpu, ring_size, nb, 0, &t->ring) != DOCA_SUCCESS) {
+		sdp_error("eth_txq %p: laying out the ring failed", cfg->txq);
+		(void)doca_gpu_mem_free(cfg->gpu, t->h_gpu);
+		(void)doca_gpu_mem_free(cfg->gpu, t->ring_gpu);
+		status = DOCA_ERROR_INVALID_VALUE;
+		goto err_stage;
+	}
+	t->h = h_cpu;
+	*t->h = (struct doca_gpu_eth_txq){
+		.magic = SDP_GPU_ETH_TXQ_MAGIC,
+		.flags = (cfg->l3_csum ? SDP_GPU_ETH_TXQ_F_L3_CSUM : 0) |
+			 (cfg->l4_csum ? SDP_GPU_ETH_TXQ_F_L4_CSUM : 0) |
+			 (cfg->wait_on_time ? SDP_GPU_ETH_TXQ_F_WAIT_ON_TIME : 0),
+		.ring = (uint64_t)(uintptr_t)t->ring_gpu,
+		.nb_desc = nb,
+		.desc_mask = nb - 1,
+		.nic_handler = cfg->nic_handler,
+	};
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	pthread_mutex_lock(&dport->lock);
+	sdp_list_add_tail(&dport->gtxqs, &t->link);
+	pthread_mutex_unlock(&dport->lock);
+	sdp_eth_dport_kick(dport);
+	*gtxq_p = t;
+	return DOCA_SUCCESS;
+
+err_stage:
+	if (sdp_gpu_ctx_push(cfg->gpu) == DOCA_SUCCESS) {
+		(void)t->cu->stream_destroy(t->stream);
+		sdp_gpu_ctx_pop(cfg->gpu);
+	}
+	(void)doca_gpu_mem_free(cfg->gpu, t->stage_gpu);
+	free(t);
+	return status;
+}
+
+void sdp_eth_gpu_txq_stop(struct sdp_eth_gpu_txq *t)
+{
+	struct doca_gpu *gpu = t->cfg.gpu;
+
+	pthread_mutex_lock(&t->dport->lock);
+	sdp_list_del(&t->link);
+	pthread_mutex_unlock(&t->dport->lock);
+	t->h->magic = 0;
+	if (sdp_gpu_ctx_push(gpu) == DOCA_SUCCESS) {
+		(void)t->cu->stream_synchronize(t->stream);
+		(void)t->cu->stream_destroy(t->stream);
+		sdp_gpu_ctx_pop(gpu);
+	}
+	(void)doca_gpu_mem_free(gpu, t->h_gpu);
+	(void)doca_gpu_mem_free(gpu, t->ring_gpu);
+	(void)doca_gpu_mem_free(gpu, t->stage_gpu);
+	free(t);
+}
+
+struct doca_gpu_eth_txq *sdp_eth_gpu_txq_handle(const struct sdp_eth_gpu_txq *t)
+{
+	return t->h_gpu;
+}
+
+void sdp_eth_gpu_txq_counters(const struct sdp_eth_gpu_txq *t, struct sdp_eth_txq_counters *c)
+{
+	c->packets += __atomic_load_n(&t->packets, __ATOMIC_RELAXED);
+	c->bytes += __atomic_load_n(&t->bytes, __ATOMIC_RELAXED);
+	c->errors += __atomic_load_n(&t->errors, __ATOMIC_RELAXED);
+}
+
+/* Drain completions on the CPU: to the event callbacks, or just away. */
+static int drain_cmpl(struct sdp_eth_gpu_txq *t)
+{
+	struct sdp_ring_txc c[32];
+	uint32_t n;
+	int did = 0;
+
+	while ((n = sdp_ring_tx_poll_cmpl(t->ring, c, 32)) > 0) {
+		did = 1;
+		for (uint32_t i = 0; i < n; i++) {
+			if (c[i].status != DOCA_SUCCESS) {
+				if (t->cfg.error_cb != NULL)
+					t->cfg.error_cb(t->cfg.txq, (uint32_t)c[i].user);
+			} else if (t->cfg.notify_cb != NULL) {
+				t->cfg.notify_cb(t->cfg.txq, (uint32_t)c[i].user, c[i].ts_ns);
+			}
+		}
+	}
+	return did;
+}
+
+int sdp_eth_gpu_txq_progress(struct sdp_eth_gpu_txq *t)
+{
+	if (t->cfg.completion_on_gpu || (t->cfg.notify_cb == NULL && t->cfg.error_cb == NULL))
+		return 0;
+	return drain_cmpl(t);
+}
+
+/*
+ * Where the CPU reads a descriptor's frame: in place (mapped host memory), or NULL with *copy_p
+ * set to the device address to copy it from.
+ */
+static const uint8_t *frame_in_place(struct sdp_eth_gpu_txq *t, const struct sdp_ring_txd *d,
+				     sdp_cu_deviceptr_t *copy_p)
+{
+	struct sdp_gpu_mem_range range;
+	void *ptr = (void *)(uintptr_t)d->addr;
+
+	if (sdp_gpu_mem_lookup(t->cfg.gpu, ptr, d->len, &range) == DOCA_SUCCESS &&
+	    !range.on_device && range.cpu_ptr != NULL)
+		return range.cpu_ptr;
+	/* device memory (a doca_gpu allocation or any address of the context) */
+	*copy_p = (sdp_cu_deviceptr_t)(uintptr_t)ptr;
+	return NULL;
+}
+
+/* Send what one GPU send queue posted; returns descriptors handled. */
+static unsigned int tx_poll_one(struct sdp_eth_gpu_txq *t, uint64_t *next_ns)
+{
+	struct sdp_eth_dport *dport = t->dport;
+	uint32_t first = 0, n = sdp_ring_tx_peek(t->ring, TX_POLL_MAX, &first), ready = 0;
+	const uint8_t *frame[TX_POLL_MAX];
+	doca_error_t status[TX_POLL_MAX];
+	unsigned int done = 0;
+	int copies = 0, pushed = 0;
+
+	if (n == 0)
+		goto out;
+	/* 1: where each frame is; copies out of device memory go on the queue's stream */
+	for (; ready < n; ready++) {
+		const struct sdp_ring_txd *d = sdp_ring_tx_desc(t->ring, first + ready);
+		sdp_cu_deviceptr_t src = 0;
+
+		if (d->send_ts_ns != 0 && d->send_ts_ns > now_ns(CLOCK_REALTIME)) {
+			if (*next_ns == 0 || d->send_ts_ns < *next_ns)
+				*next_ns = d->send_ts_ns;
+			break; /* in order: everything after it waits too */
+		}
+		status[ready] = DOCA_SUCCESS;
+		frame[ready] = NULL;
+		if (d->len < 14 || d->len > SDP_ETH_MAX_FRAME) {
+			status[ready] = DOCA_ERROR_INVALID_VALUE;
+			continue;
+		}
+		frame[ready] = frame_in_place(t, d, &src);
+		if (frame[ready] != NULL)
+			continue;
+		if (!pushed) {
+			if (sdp_gpu_ctx_push(t->cfg.gpu) != DOCA_SUCCESS) {
+				status[ready] = DOCA_ERROR_DRIVER;
+				continue;
+			}
+			pushed = 1;
+		}
+		frame[ready] = t->stage + (size_t)ready * SDP_ETH_MAX_FRAME;
+		if (t->cu->memcpy_dtoh_async((void *)frame[ready], src, d->len, t->stream) != 0) {
+			if (t->lookup_errors++ == 0)
+				sdp_error("eth_txq %p: reading a packet at GPU address %p failed",
+					  t->cfg.txq, (void *)(uintptr_t)d->addr);
+			status[ready] = DOCA_ERROR_INVALID_VALUE;
+			frame[ready] = NULL;
+			continue;
+		}
+		copies++;
+	}
+	/* 2: the copies land */
+	if (copies > 0 && t->cu->stream_synchronize(t->stream) != 0) {
+		if (t->lookup_errors++ == 0)
+			sdp_error("eth_txq %p: copying packets out of device memory failed",
+				  t->cfg.txq);
+		for (uint32_t i = 0; i < ready; i++)
+			if (frame[i] == t->stage + (size_t)i * SDP_ETH_MAX_FRAME) {
+				frame[i] = NULL;
+				status[i] = DOCA_ERROR_DRIVER;
+			}
+	}
+	if (pushed)
+		sdp_gpu_ctx_pop(t->cfg.gpu);
+	/* 3: offloads, send, complete, in order */
+	for (uint32_t i = 0; i < ready; i++) {
+		const struct sdp_ring_txd *d = sdp_ring_tx_desc(t->ring, first + i);
+		const uint8_t *f = frame[i];
+
+		if (f != NULL && (d->flags & (SDP_RING_TXD_F_L3_CSUM | SDP_RING_TXD_F_L4_CSUM))) {
+			uint8_t *mine = t->stage + (size_t)i * SDP_ETH_MAX_FRAME;
+
+			if (f != mine) /* never modify the application's buffer */
+				memcpy(mine, f, d->len);
+			sdp_eth_csum_fill(mine, d->len, !!(d->flags & SDP_RING_TXD_F_L3_CSUM),
+					  !!(d->flags & SDP_RING_TXD_F_L4_CSUM));
+			f = mine;
+		}
+		if (f != NULL) {
+			struct sdp_pkt pkt = {.data = (void *)f, .len = d->len};
+			uint16_t sent;
+
+			pthread_mutex_lock(&dport->tx_lock);
+			sent = dport->ops->tx_burst(dport->port, 0, &pkt, 1);
+			if (sent == 1)
+				sdp_eth_dport_count_tx(dport, d->len);
+			pthread_mutex_unlock(&dport->tx_lock);
+			if (sent == 0)
+				break; /* the backend is full: this one again next round */
+			cnt_add(&t->packets, 1);
+			cnt_add(&t->bytes, d->len);
+		} else {
+			cnt_add(&t->errors, 1);
+		}
+		(void)sdp_ring_tx_complete(t->ring, first + i, status[i], now_ns(CLOCK_REALTIME));
+		done++;
+	}
+out:
+	if (!t->cfg.completion_on_gpu && t->cfg.notify_cb == NULL && t->cfg.error_cb == NULL)
+		drain_cmpl(t); /* nobody else consumes them */
+	return done;
+}
+
+unsigned int sdp_eth_gpu_tx_poll(struct sdp_eth_dport *dport, uint64_t *next_ns)
+{
+	struct sdp_eth_gpu_txq *t;
+	unsigned int done = 0;
+
+	pthread_mutex_lock(&dport->lock);
+	sdp_list_for_each(t, &dport->gtxqs, link)
+		done += tx_poll_one(t, next_ns);
+	pthread_mutex_unlock(&dport->lock);
+	return done;
+}
