@@ -17,6 +17,7 @@
 #include "doca_dev.h"
 #include "doca_error.h"
 #include "doca_version.h"
+#include "softdpu/gpunetio.h"
 #include "softdpu/version.h"
 #include "sdp_config.h"
 
@@ -120,6 +121,62 @@ static void json_str(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+/* GPUs GPUNetIO could use (libdoca_gpunetio's capability query; CUDA is loaded at run time). */
+static struct sdp_gpu_cap g_gpus[16];
+static int g_ngpus;
+static const char *g_gpu_error;
+
+static void query_gpus(void)
+{
+	const char *reason = NULL;
+	int n = 0;
+
+	if (sdp_gpu_cap_count(&n, &reason) != DOCA_SUCCESS) {
+		g_gpu_error = reason != NULL ? reason : "CUDA is not available";
+		return;
+	}
+	for (int i = 0; i < n && g_ngpus < (int)(sizeof(g_gpus) / sizeof(g_gpus[0])); i++)
+		if (sdp_gpu_cap_query(i, &g_gpus[g_ngpus]) == DOCA_SUCCESS)
+			g_ngpus++;
+}
+
+static void print_gpus_text(void)
+{
+	if (g_gpu_error != NULL) {
+		printf("gpus:                 none (%s)\n", g_gpu_error);
+		return;
+	}
+	printf("gpus:                 %d\n", g_ngpus);
+	for (int i = 0; i < g_ngpus; i++)
+		printf("  %-13s %-28s cc %d.%d%s  GPUNetIO: %s%s%s\n", g_gpus[i].bus_id,
+		       g_gpus[i].name[0] ? g_gpus[i].name : "-", g_gpus[i].cc_major,
+		       g_gpus[i].cc_minor, g_gpus[i].cc_overridden ? " (overridden)" : "",
+		       g_gpus[i].supported ? "supported" : "not supported",
+		       g_gpus[i].supported ? "" : ": ", g_gpus[i].reason);
+}
+
+static void print_gpus_json(void)
+{
+	if (g_gpu_error != NULL) {
+		printf(",\n  \"gpus_error\": ");
+		json_str(stdout, g_gpu_error);
+	}
+	printf(",\n  \"gpus\": [");
+	for (int i = 0; i < g_ngpus; i++) {
+		printf("%s\n    {\"pci_addr\": ", i == 0 ? "" : ",");
+		json_str(stdout, g_gpus[i].bus_id);
+		printf(", \"name\": ");
+		json_str(stdout, g_gpus[i].name);
+		printf(", \"cc\": \"%d.%d\", \"cc_overridden\": %s, \"supported\": %s, \"reason\": ",
+		       g_gpus[i].cc_major, g_gpus[i].cc_minor,
+		       g_gpus[i].cc_overridden ? "true" : "false",
+		       g_gpus[i].supported ? "true" : "false");
+		json_str(stdout, g_gpus[i].reason);
+		printf("}");
+	}
+	printf("%s]", g_ngpus != 0 ? "\n  " : "");
+}
+
 static void print_text(const struct selftest_dev *devs, uint32_t ndevs, const char *dev_error)
 {
 	uint32_t i;
@@ -127,6 +184,7 @@ static void print_text(const struct selftest_dev *devs, uint32_t ndevs, const ch
 	printf("softdpu version:      %s\n", sdp_version());
 	printf("DOCA API level:       %s (headers)\n", doca_version());
 	printf("library runtime:      %s (libdoca_common)\n", doca_version_runtime());
+	print_gpus_text();
 	if (dev_error != NULL) {
 		printf("devices:              error: %s\n", dev_error);
 		return;
@@ -148,6 +206,7 @@ static void print_json(const struct selftest_dev *devs, uint32_t ndevs, const ch
 	json_str(stdout, doca_version());
 	printf(",\n  \"runtime_version\": ");
 	json_str(stdout, doca_version_runtime());
+	print_gpus_json();
 	if (dev_error != NULL) {
 		printf(",\n  \"devices_error\": ");
 		json_str(stdout, dev_error);
@@ -241,6 +300,7 @@ int main(int argc, char **argv)
 			ndevs = 0;
 	}
 
+	query_gpus();
 	if (json)
 		print_json(devs, ndevs, dev_error);
 	else

@@ -45,6 +45,26 @@ doca_error_t sdp_gpu_set_cc_override(int major, int minor);
 DOCA_EXPERIMENTAL
 doca_error_t sdp_gpu_get_info(const struct doca_gpu *gpu, struct sdp_gpu_info *info_p);
 
+/*
+ * Capability query of the GPUs this process sees, without creating a handle (tools such as
+ * softdpu-selftest). count: the number of CUDA devices (0 with DOCA_ERROR_NOT_SUPPORTED and the
+ * reason in *reason_p when CUDA is not available). query: device ordinal i; supported is 1 when
+ * doca_gpu_create would accept it (compute capability 8.0 or later, after the override), else 0
+ * with the reason.
+ */
+struct sdp_gpu_cap {
+	char bus_id[32];
+	char name[96];
+	int cc_major, cc_minor, cc_overridden;
+	int supported;
+	char reason[96];
+};
+
+DOCA_EXPERIMENTAL
+doca_error_t sdp_gpu_cap_count(int *count, const char **reason_p);
+DOCA_EXPERIMENTAL
+doca_error_t sdp_gpu_cap_query(int ordinal, struct sdp_gpu_cap *cap);
+
 #ifdef __cplusplus
 }
 #endif

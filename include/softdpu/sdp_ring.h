@@ -514,7 +514,7 @@ SDP_RING_FN uint32_t sdp_ring_rx_poll(struct sdp_ring_hdr *r, uint32_t max, uint
 {
 	uint32_t old_claim = SDP_ATOMIC_LOAD_RLX(&r->claim);
 	uint32_t c = old_claim;
-	uint32_t n, k, pos;
+	uint32_t n, k;
 	uint64_t ctl;
 
 	if (max == 0 || max > r->nb_slots)
@@ -535,16 +535,21 @@ SDP_RING_FN uint32_t sdp_ring_rx_poll(struct sdp_ring_hdr *r, uint32_t max, uint
 			c += (uint32_t)ahead - r->nb_slots;
 	}
 
-	/* Candidates: published entries, intact or newer (overwritten or being overwritten). */
-	for (n = 0; n < max; n++) {
-		pos = c + n;
-		ctl = SDP_ATOMIC_LOAD_ACQ(&sdp_ring_rx_cqe(r, pos)->ctl);
-		if (ctl == sdp_ring_ctl_make(pos, r->log2_slots))
-			continue;
-		if ((ctl & (SDP_RING_CTL_VALID | SDP_RING_CTL_BUSY)) &&
-		    (int32_t)(sdp_ring_ctl_pos(ctl) - pos) > 0)
-			continue;
-		break;
+	/*
+	 * Candidates: the positions the producer index says are published (it is stored after
+	 * their CQEs), at least the first one seen above. One read, not one per entry: over PCIe a
+	 * consumer that read every CQE before claiming would lose a CYCLIC race against a fast
+	 * producer every time. Entries overwritten meanwhile are sorted out after the claim.
+	 */
+	{
+		int32_t avail = (int32_t)(SDP_ATOMIC_LOAD_ACQ(&r->prod) - c);
+
+		if (avail <= 0) {
+			/* only the entry seen above (prod trails it): take that one */
+			ctl = SDP_ATOMIC_LOAD_ACQ(&sdp_ring_rx_cqe(r, c)->ctl);
+			avail = ctl == sdp_ring_ctl_make(c, r->log2_slots) ? 1 : 0;
+		}
+		n = (uint32_t)avail < max ? (uint32_t)avail : max;
 	}
 	if (n == 0) {
 		if (c != old_claim)

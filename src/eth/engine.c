@@ -231,6 +231,23 @@ static unsigned int engine_gpu_tx(struct sdp_eth_dport *dport, long *cap_us)
 	return done;
 }
 
+/* Publish the GPU receive copies that landed; returns whether some are still in flight. */
+static int engine_gpu_rx_retire(struct sdp_eth_dport *dport)
+{
+	struct doca_eth_rxq *rxq;
+	int inflight = 0;
+
+	pthread_mutex_lock(&dport->lock);
+	sdp_list_for_each(rxq, &dport->rxqs, dport_link) {
+		if (rxq->gpu_rx == NULL || !sdp_eth_gpu_rx_inflight(rxq))
+			continue;
+		sdp_eth_gpu_rx_flush(rxq);
+		inflight |= sdp_eth_gpu_rx_inflight(rxq);
+	}
+	pthread_mutex_unlock(&dport->lock);
+	return inflight;
+}
+
 static void *engine_main(void *arg)
 {
 	struct sdp_eth_dport *dport = arg;
@@ -249,6 +266,8 @@ static void *engine_main(void *arg)
 		}
 		if (engine_gpu_tx(dport, &cap_us) > 0 || round == ENGINE_ROUNDS)
 			continue; /* busy: go on */
+		if (engine_gpu_rx_retire(dport) && cap_us > ENGINE_GPU_POLL_US)
+			cap_us = ENGINE_GPU_POLL_US; /* copies in flight: look again soon */
 		if (budget < 0) {
 			held = 0;
 			engine_wait(dport, 0, cap_us);

@@ -36,6 +36,9 @@ SDP_LOG_COMPONENT("eth_gpu");
 #define GPU_PAGE 65536u
 #define TX_POLL_MAX 64u /* descriptors per GPU send queue per engine round */
 
+#define RX_INFLIGHT 16u /* copy batches in flight per queue */
+#define RX_PEND (RX_INFLIGHT * SDP_ETH_RX_BURST)
+
 struct sdp_eth_gpu_rxq {
 	struct doca_gpu *gpu;
 	const struct sdp_cuda_api *cu;
@@ -46,11 +49,20 @@ struct sdp_eth_gpu_rxq {
 	uint8_t *pkt_cpu;	    /* its host view when mapped host memory, else NULL */
 	uint32_t stride;
 	sdp_cu_stream_t stream; /* copies into device memory */
-	uint32_t npend;		/* staged frames of the current burst */
+	/*
+	 * Staged frames (reserved, copy issued or not, not yet published), a FIFO of RX_PEND:
+	 * [pub, cp) copies in flight, [cp, end) staged, no copy yet. A batch of copies ends
+	 * with an event; its frames are published, in order, once the event has completed.
+	 */
 	struct {
 		uint32_t pos, len, wire_len, flags;
 		uint64_t ts;
-	} pend[SDP_ETH_RX_BURST];
+	} pend[RX_PEND];
+	uint32_t pub, cp, end; /* free-running indices into pend */
+	uint32_t max_pend;     /* fewer than the ring's slots */
+	sdp_cu_event_t ev[RX_INFLIGHT];
+	uint32_t ev_end[RX_INFLIGHT]; /* pend index the batch's copies end at */
+	uint32_t ev_head, ev_tail;    /* free-running */
 	unsigned int copy_errors;
 };
 
@@ -98,6 +110,8 @@ static doca_error_t alloc_mapped(struct doca_gpu *gpu, size_t size, void **gpu_p
 }
 
 /* ---- receive -------------------------------------------------------------------------------- */
+
+static void rx_retire(struct doca_eth_rxq *rxq, int wait);
 
 doca_error_t sdp_eth_gpu_rxq_start(struct doca_eth_rxq *rxq)
 {
@@ -175,11 +189,16 @@ doca_error_t sdp_eth_gpu_rxq_start(struct doca_eth_rxq *rxq)
 		status = DOCA_ERROR_INVALID_VALUE;
 		goto err_handle;
 	}
+	g->max_pend = nb / 2 < RX_PEND ? nb / 2 : RX_PEND;
 	if (g->pkt_cpu == NULL) {
 		status = sdp_gpu_ctx_push(gpu);
 		if (status == DOCA_SUCCESS) {
 			if (g->cu->stream_create(&g->stream, SDP_CU_STREAM_NON_BLOCKING) != 0)
 				status = DOCA_ERROR_DRIVER;
+			for (uint32_t i = 0; status == DOCA_SUCCESS && i < RX_INFLIGHT; i++)
+				if (g->cu->event_create(&g->ev[i], SDP_CU_EVENT_DISABLE_TIMING) !=
+				    0)
+					status = DOCA_ERROR_DRIVER;
 			sdp_gpu_ctx_pop(gpu);
 		}
 		if (status != DOCA_SUCCESS) {
@@ -222,7 +241,12 @@ void sdp_eth_gpu_rxq_stop(struct doca_eth_rxq *rxq)
 	if (g == NULL)
 		return;
 	if (g->stream != NULL && sdp_gpu_ctx_push(g->gpu) == DOCA_SUCCESS) {
+		if (rxq->ring != NULL)
+			rx_retire(rxq, 1);
 		(void)g->cu->stream_synchronize(g->stream);
+		for (uint32_t i = 0; i < RX_INFLIGHT; i++)
+			if (g->ev[i] != NULL)
+				(void)g->cu->event_destroy(g->ev[i]);
 		(void)g->cu->stream_destroy(g->stream);
 		sdp_gpu_ctx_pop(g->gpu);
 	}
@@ -238,14 +262,57 @@ struct doca_gpu_eth_rxq *sdp_eth_gpu_rxq_handle(const struct doca_eth_rxq *rxq)
 	return rxq->gpu_rx != NULL ? rxq->gpu_rx->h_gpu : NULL;
 }
 
+/* Publish the staged frames [g->pub, upto) in order. */
+static void rx_publish(struct doca_eth_rxq *rxq, uint32_t upto, int failed)
+{
+	struct sdp_eth_gpu_rxq *g = rxq->gpu_rx;
+
+	for (; g->pub != upto; g->pub++) {
+		const __typeof__(g->pend[0]) *p = &g->pend[g->pub % RX_PEND];
+
+		sdp_ring_rx_publish(rxq->ring, p->pos, failed ? 0 : p->len, p->wire_len,
+				    p->flags | (failed ? SDP_RING_CQE_F_TRUNCATED : 0), p->ts);
+	}
+}
+
+/* Publish every batch whose copy has landed; with wait, wait for the oldest one first. */
+static void rx_retire(struct doca_eth_rxq *rxq, int wait)
+{
+	struct sdp_eth_gpu_rxq *g = rxq->gpu_rx;
+
+	while (g->ev_head != g->ev_tail) {
+		uint32_t k = g->ev_head % RX_INFLIGHT;
+		sdp_cu_result_t res = g->cu->event_query(g->ev[k]);
+
+		if (res == SDP_CUDA_ERROR_NOT_READY) {
+			if (!wait)
+				return;
+			res = g->cu->stream_synchronize(g->stream);
+		}
+		if (res != SDP_CUDA_SUCCESS && g->copy_errors++ == 0)
+			sdp_error("eth_rxq %p: copying received packets into device memory failed",
+				  (void *)rxq);
+		/* completions are published only after the copy landed */
+		rx_publish(rxq, g->ev_end[k], res != SDP_CUDA_SUCCESS);
+		g->ev_head++;
+		wait = 0;
+	}
+}
+
 void sdp_eth_gpu_rx_push(struct doca_eth_rxq *rxq, const struct sdp_pkt *pkt)
 {
 	struct sdp_eth_gpu_rxq *g = rxq->gpu_rx;
 	uint32_t pos, len = pkt->len, flags = pkt->flags & 0xfu;
 	void *slot;
 
-	if (g->npend == SDP_ETH_RX_BURST)
+	if (g->pkt_cpu == NULL && g->end - g->pub >= g->max_pend) {
+		/* everything staged is in flight or about to be: make room */
 		sdp_eth_gpu_rx_flush(rxq);
+		if (g->end - g->pub >= g->max_pend && sdp_gpu_ctx_push(g->gpu) == DOCA_SUCCESS) {
+			rx_retire(rxq, 1);
+			sdp_gpu_ctx_pop(g->gpu);
+		}
+	}
 	slot = sdp_ring_rx_reserve(rxq->ring, &pos);
 	if (slot == NULL)
 		return; /* dropped and counted by the ring */
@@ -260,12 +327,12 @@ void sdp_eth_gpu_rx_push(struct doca_eth_rxq *rxq, const struct sdp_pkt *pkt)
 		return;
 	}
 	memcpy(slot, pkt->data, len);
-	g->pend[g->npend].pos = pos;
-	g->pend[g->npend].len = len;
-	g->pend[g->npend].wire_len = pkt->wire_len;
-	g->pend[g->npend].flags = flags;
-	g->pend[g->npend].ts = pkt->ts_ns;
-	g->npend++;
+	g->pend[g->end % RX_PEND].pos = pos;
+	g->pend[g->end % RX_PEND].len = len;
+	g->pend[g->end % RX_PEND].wire_len = pkt->wire_len;
+	g->pend[g->end % RX_PEND].flags = flags;
+	g->pend[g->end % RX_PEND].ts = pkt->ts_ns;
+	g->end++;
 }
 
 void sdp_eth_gpu_rx_flush(struct doca_eth_rxq *rxq)
@@ -274,39 +341,61 @@ void sdp_eth_gpu_rx_flush(struct doca_eth_rxq *rxq)
 	struct sdp_ring_hdr *r = rxq->ring;
 	int failed = 0;
 
-	if (g == NULL || g->npend == 0)
+	if (g == NULL || (g->cp == g->end && g->ev_head == g->ev_tail))
 		return;
 	if (sdp_gpu_ctx_push(g->gpu) != DOCA_SUCCESS) {
-		failed = 1;
-	} else {
-		for (uint32_t a = 0; a < g->npend;) {
-			uint32_t slot = g->pend[a].pos & r->slot_mask, b = a + 1;
+		if (g->copy_errors++ == 0)
+			sdp_error("eth_rxq %p: no CUDA context for the copy engine", (void *)rxq);
+		rx_publish(rxq, g->end, 1);
+		g->cp = g->end;
+		g->ev_head = g->ev_tail;
+		return;
+	}
+	if (g->cp != g->end) {
+		if (g->ev_tail - g->ev_head == RX_INFLIGHT)
+			rx_retire(rxq, 1); /* a batch slot for this one */
+		for (uint32_t a = g->cp; a != g->end;) {
+			uint32_t slot = g->pend[a % RX_PEND].pos & r->slot_mask, b = a + 1;
 			size_t bytes;
 
 			/* one copy per run of consecutive slots (a wrap starts a new run) */
-			while (b < g->npend && (g->pend[b].pos & r->slot_mask) == slot + (b - a))
+			while (b != g->end &&
+			       (g->pend[b % RX_PEND].pos & r->slot_mask) == slot + (b - a))
 				b++;
-			bytes = (size_t)(b - a - 1) * g->stride + g->pend[b - 1].len;
+			bytes = (size_t)(b - a - 1) * g->stride + g->pend[(b - 1) % RX_PEND].len;
 			if (g->cu->memcpy_htod_async(
 				    (sdp_cu_deviceptr_t)(uintptr_t)(g->pkt_gpu +
 								    (size_t)slot * g->stride),
-				    sdp_ring_rx_slot(r, g->pend[a].pos), bytes, g->stream) != 0)
+				    sdp_ring_rx_slot(r, g->pend[a % RX_PEND].pos), bytes,
+				    g->stream) != 0)
 				failed = 1;
 			a = b;
 		}
-		/* completions are published only after the copy landed */
-		if (g->cu->stream_synchronize(g->stream) != 0)
+		if (!failed && g->cu->event_record(g->ev[g->ev_tail % RX_INFLIGHT], g->stream) != 0)
 			failed = 1;
-		sdp_gpu_ctx_pop(g->gpu);
+		if (failed) {
+			/* publish what was before, then these as failed */
+			rx_retire(rxq, 1);
+			if (g->copy_errors++ == 0)
+				sdp_error("eth_rxq %p: copying received packets into device memory "
+					  "failed",
+					  (void *)rxq);
+			rx_publish(rxq, g->end, 1);
+		} else {
+			g->ev_end[g->ev_tail % RX_INFLIGHT] = g->end;
+			g->ev_tail++;
+		}
+		g->cp = g->end;
 	}
-	if (failed && g->copy_errors++ == 0)
-		sdp_error("eth_rxq %p: copying received packets into device memory failed",
-			  (void *)rxq);
-	for (uint32_t i = 0; i < g->npend; i++)
-		sdp_ring_rx_publish(
-			r, g->pend[i].pos, failed ? 0 : g->pend[i].len, g->pend[i].wire_len,
-			g->pend[i].flags | (failed ? SDP_RING_CQE_F_TRUNCATED : 0), g->pend[i].ts);
-	g->npend = 0;
+	rx_retire(rxq, 0);
+	sdp_gpu_ctx_pop(g->gpu);
+}
+
+int sdp_eth_gpu_rx_inflight(const struct doca_eth_rxq *rxq)
+{
+	const struct sdp_eth_gpu_rxq *g = rxq->gpu_rx;
+
+	return g != NULL && g->ev_head != g->ev_tail;
 }
 
 /* ---- send ----------------------------------------------------------------------------------- */

@@ -151,6 +151,8 @@ void sdp_eth_gpu_rxq_stop(struct doca_eth_rxq *rxq);
 /* Engine: one frame into a GPU queue's ring; flush: copies land, then completions publish. */
 void sdp_eth_gpu_rx_push(struct doca_eth_rxq *rxq, const struct sdp_pkt *pkt);
 void sdp_eth_gpu_rx_flush(struct doca_eth_rxq *rxq);
+/* Whether copies of the queue are still in flight (their completions not yet published). */
+int sdp_eth_gpu_rx_inflight(const struct doca_eth_rxq *rxq);
 /* The device address of the queue's GPU handle. */
 struct doca_gpu_eth_rxq *sdp_eth_gpu_rxq_handle(const struct doca_eth_rxq *rxq);
 

@@ -43,6 +43,7 @@ static const struct sdp_cuda_sym sdp_cuda_syms[] = {
 	SDP_CUDA_SYM(device_get, "cuDeviceGet"),
 	SDP_CUDA_SYM(device_get_by_pci_bus_id, "cuDeviceGetByPCIBusId"),
 	SDP_CUDA_SYM(device_get_pci_bus_id, "cuDeviceGetPCIBusId"),
+	SDP_CUDA_SYM(device_get_name, "cuDeviceGetName"),
 	SDP_CUDA_SYM(device_get_attribute, "cuDeviceGetAttribute"),
 	SDP_CUDA_SYM(device_primary_ctx_retain, "cuDevicePrimaryCtxRetain"),
 	SDP_CUDA_SYM(device_primary_ctx_release, "cuDevicePrimaryCtxRelease_v2"),

@@ -12,6 +12,7 @@
  * pointer and destroy is refused while the list is not empty.
  * SPDX-License-Identifier: BSD-3-Clause
  */
+#include <ctype.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -757,4 +758,80 @@ doca_error_t sdp_gpu_mem_lookup(struct doca_gpu *gpu, const void *gpu_ptr, size_
 	}
 	pthread_mutex_unlock(&gpu->lock);
 	return status;
+}
+
+/* ---- capability query ----------------------------------------------------------------------- */
+
+doca_error_t sdp_gpu_cap_count(int *count, const char **reason_p)
+{
+	const struct sdp_cuda_api *cu;
+	const char *reason = "";
+	int n = 0;
+
+	if (count == NULL) {
+		sdp_error("sdp_gpu_cap_count: NULL count");
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	*count = 0;
+	if (sdp_cuda_init(&cu, &reason) != DOCA_SUCCESS) {
+		if (reason_p != NULL)
+			*reason_p = reason;
+		return DOCA_ERROR_NOT_SUPPORTED;
+	}
+	if (cu->device_get_count(&n) != SDP_CUDA_SUCCESS)
+		n = 0;
+	*count = n;
+	return DOCA_SUCCESS;
+}
+
+doca_error_t sdp_gpu_cap_query(int ordinal, struct sdp_gpu_cap *cap)
+{
+	const struct sdp_cuda_api *cu;
+	const char *reason = "";
+	sdp_cu_device_t device;
+	int n = 0, ov_major, ov_minor;
+
+	if (cap == NULL) {
+		sdp_error("sdp_gpu_cap_query: NULL output");
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	memset(cap, 0, sizeof(*cap));
+	if (sdp_cuda_init(&cu, &reason) != DOCA_SUCCESS) {
+		snprintf(cap->reason, sizeof(cap->reason), "%s", reason);
+		return DOCA_ERROR_NOT_SUPPORTED;
+	}
+	if (cu->device_get_count(&n) != SDP_CUDA_SUCCESS || ordinal < 0 || ordinal >= n) {
+		sdp_error("sdp_gpu_cap_query: no CUDA device %d (%d visible)", ordinal, n);
+		return DOCA_ERROR_NOT_FOUND;
+	}
+	if (cu->device_get(&device, ordinal) != SDP_CUDA_SUCCESS ||
+	    cu->device_get_pci_bus_id(cap->bus_id, sizeof(cap->bus_id), device) !=
+		    SDP_CUDA_SUCCESS ||
+	    cu->device_get_attribute(&cap->cc_major,
+				     SDP_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+				     device) != SDP_CUDA_SUCCESS ||
+	    cu->device_get_attribute(&cap->cc_minor,
+				     SDP_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+				     device) != SDP_CUDA_SUCCESS) {
+		sdp_error("sdp_gpu_cap_query: CUDA device %d cannot be queried", ordinal);
+		return DOCA_ERROR_DRIVER;
+	}
+	for (char *c = cap->bus_id; *c != '\0'; c++)
+		*c = (char)tolower((unsigned char)*c);
+	if (cu->device_get_name != NULL)
+		(void)cu->device_get_name(cap->name, (int)sizeof(cap->name), device);
+	cap->cc_overridden = sdp_gpu_cc_override(&ov_major, &ov_minor);
+	if (cap->cc_overridden) {
+		cap->cc_major = ov_major;
+		cap->cc_minor = ov_minor;
+	}
+	cap->supported =
+		cap->cc_major > SDP_GPU_MIN_CC_MAJOR ||
+		(cap->cc_major == SDP_GPU_MIN_CC_MAJOR && cap->cc_minor >= SDP_GPU_MIN_CC_MINOR);
+	if (!cap->supported)
+		snprintf(cap->reason, sizeof(cap->reason),
+			 "compute capability %d.%d%s is below %d.%d", cap->cc_major, cap->cc_minor,
+			 cap->cc_overridden ? " (overridden)" : "", SDP_GPU_MIN_CC_MAJOR,
+			 SDP_GPU_MIN_CC_MINOR);
+	return DOCA_SUCCESS;
 }

@@ -72,6 +72,7 @@ struct sdp_cuda_api {
 	sdp_cu_result_t (*device_get)(sdp_cu_device_t *device, int ordinal);
 	sdp_cu_result_t (*device_get_by_pci_bus_id)(sdp_cu_device_t *device, const char *bus_id);
 	sdp_cu_result_t (*device_get_pci_bus_id)(char *bus_id, int len, sdp_cu_device_t device);
+	sdp_cu_result_t (*device_get_name)(char *name, int len, sdp_cu_device_t device);
 	sdp_cu_result_t (*device_get_attribute)(int *value, int attribute, sdp_cu_device_t device);
 
 	sdp_cu_result_t (*device_primary_ctx_retain)(sdp_cu_ctx_t *ctx, sdp_cu_device_t device);

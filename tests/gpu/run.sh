@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Build what a GPU machine needs and run the GPU tests there, in one call (the device tool's
-# machine: Ubuntu with CUDA, gcc, meson and ninja, nothing else). Writes its logs to $OUT (or
-# ./build-gpu-logs) so they come back. Exit status: nonzero if any test failed.
-#   bash tests/gpu/run.sh [--all-gpus]
+# machine: Ubuntu with CUDA, gcc, meson and ninja, nothing else): the unit suite, the gpu suite
+# (per GPU with --all-gpus), the GPUNetIO samples on loop and gen devices, and the GPU benchmarks
+# (bench/gpunetio.sh, when present). Writes its logs to $OUT (or ./build-gpu-logs) so they come
+# back, and ends with the count line "N passed, N failed, N skipped". Exit status: nonzero if
+# anything failed.
+#   bash tests/gpu/run.sh [--all-gpus] [--no-bench]
 # SPDX-License-Identifier: BSD-3-Clause
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -12,7 +15,44 @@ mkdir -p "$out"
 builddir=build-gpu-run
 
 all_gpus=0
-[ "${1:-}" = "--all-gpus" ] && all_gpus=1
+bench=1
+for a in "$@"; do
+	case $a in
+	--all-gpus) all_gpus=1 ;;
+	--no-bench) bench=0 ;;
+	*) echo "usage: bash tests/gpu/run.sh [--all-gpus] [--no-bench]" >&2; exit 2 ;;
+	esac
+done
+passed=0
+failed=0
+skipped=0
+# Add the Ok/Fail/Timeout/Skipped lines of a meson test log to the counts.
+count_log() {
+	local ok fail to skip
+	ok=$(awk '/^Ok:/ {print $2}' "$1")
+	fail=$(awk '/^Fail:/ {print $2}' "$1")
+	to=$(awk '/^Timeout:/ {print $2}' "$1")
+	skip=$(awk '/^Skipped:/ {print $2}' "$1")
+	passed=$((passed + ${ok:-0}))
+	failed=$((failed + ${fail:-0} + ${to:-0}))
+	skipped=$((skipped + ${skip:-0}))
+	# a log without a summary (meson itself failed) is one failure
+	[ -z "$ok$fail$to$skip" ] && failed=$((failed + 1))
+}
+# One step outside meson: PASS/FAIL line, counted.
+step() {
+	local name=$1 log=$2
+	shift 2
+	if "$@" >"$log" 2>&1; then
+		echo "PASS $name"
+		passed=$((passed + 1))
+	else
+		echo "FAIL $name (log: $log)"
+		tail -5 "$log"
+		failed=$((failed + 1))
+		status=1
+	fi
+}
 
 MESON=${MESON:-meson}
 command -v "$MESON" >/dev/null 2>&1 || MESON="python3 -m mesonbuild.mesonmain"
@@ -39,6 +79,7 @@ status=0
 # The CPU unit tests also run here (a second compiler and OS), then the GPU suite.
 $MESON test -C "$builddir" --no-rebuild --print-errorlogs --suite unit >"$out/gpu-unit.log" 2>&1 || status=1
 tail -8 "$out/gpu-unit.log"
+count_log "$out/gpu-unit.log"
 
 gpus=1
 if [ "$all_gpus" = 1 ] && command -v nvidia-smi >/dev/null; then
@@ -48,9 +89,44 @@ for ((g = 0; g < gpus; g++)); do
 	echo "== GPU suite on CUDA device $g"
 	CUDA_VISIBLE_DEVICES=$g $MESON test -C "$builddir" --no-rebuild --print-errorlogs \
 		--suite gpu --logbase "gpu-$g" >"$out/gpu-suite-$g.log" 2>&1 || status=1
-	grep -E '^[0-9]+/[0-9]+ |^(Ok|Fail|Skipped):' "$out/gpu-suite-$g.log"
+	grep -E '^ *[0-9]+/[0-9]+ |^(Ok|Fail|Skipped|Timeout):' "$out/gpu-suite-$g.log"
 	cp "$builddir/meson-logs/gpu-$g.txt" "$out/" 2>/dev/null
+	count_log "$out/gpu-suite-$g.log"
 done
+
+# The GPUNetIO samples (samples/gpunetio_*/README.md), each on devices of its own process.
+samples=$builddir/samples
+if [ -x "$samples/gpunetio_simple_receive/doca_gpunetio_simple_receive" ]; then
+	echo "== GPUNetIO samples"
+	wire='loop:name=gw0,peer=gw1;loop:name=gw1,peer=gw0'
+	step sample:simple_receive:gen "$out/sample-simple-receive-gen.log" \
+		env SOFTDPU_DEVICE_CONFIG= SOFTDPU_DEVICES='gen:name=gen0,size=1024' timeout 60 \
+		"$samples/gpunetio_simple_receive/doca_gpunetio_simple_receive" -d gen0 --duration 3
+	grep -E '^received' "$out/sample-simple-receive-gen.log"
+	step sample:simple_receive:loop "$out/sample-simple-receive-loop.log" \
+		env SOFTDPU_DEVICE_CONFIG= SOFTDPU_DEVICES="$wire" timeout 60 \
+		"$samples/gpunetio_simple_receive/doca_gpunetio_simple_receive" -d gw1 --peer gw0 \
+		--duration 2 -e 1
+	step sample:simple_send:loop "$out/sample-simple-send-loop.log" \
+		env SOFTDPU_DEVICE_CONFIG= SOFTDPU_DEVICES="$wire" timeout 60 \
+		"$samples/gpunetio_simple_send/doca_gpunetio_simple_send" -d gw0 --peer gw1 --duration 2
+	step sample:simple_send:loop:shared "$out/sample-simple-send-loop-q.log" \
+		env SOFTDPU_DEVICE_CONFIG= SOFTDPU_DEVICES="$wire" timeout 60 \
+		"$samples/gpunetio_simple_send/doca_gpunetio_simple_send" -d gw0 --peer gw1 -q -e 2 \
+		--duration 2
+	step sample:send_wait_time:loop "$out/sample-send-wait-time-loop.log" \
+		env SOFTDPU_DEVICE_CONFIG= SOFTDPU_DEVICES="$wire" timeout 60 \
+		"$samples/gpunetio_send_wait_time/doca_gpunetio_send_wait_time" -d gw0 --peer gw1
+fi
+
+# The GPU benchmarks, when their script exists (bench/README.md).
+if [ "$bench" = 1 ] && [ -f bench/gpunetio.sh ]; then
+	echo "== GPU benchmarks"
+	step bench:gpunetio "$out/gpu-bench.log" bash bench/gpunetio.sh --build "$builddir"
+	tail -30 "$out/gpu-bench.log"
+fi
 command -v nvidia-smi >/dev/null &&
 	nvidia-smi --query-gpu=index,memory.used --format=csv | tee "$out/gpu-after.txt"
+[ "$failed" -gt 0 ] && status=1
+echo "$passed passed, $failed failed, $skipped skipped" | tee "$out/gpu-count.txt"
 exit $status

@@ -1,0 +1,240 @@
+/*
+ * GPU ladder step 5 (negative) and teardown order:
+ *  - sdp_gpu_set_cc_override(7, 5): doca_gpu_create answers NOT_SUPPORTED and the capability
+ *    query (sdp_gpu_cap_query) says device 0 is unsupported, overridden; removing the override
+ *    restores both;
+ *  - with a GPU receive queue and a GPU send queue running and a persistent kernel polling the
+ *    receive queue, every wrong order is refused with the documented error and changes
+ *    nothing: destroy a running rxq / txq (BAD_STATE), destroy the mmap a queue holds (IN_USE),
+ *    doca_gpu_destroy with live allocations (IN_USE), close the device (IN_USE);
+ *  - then the right order (exit flag, kernel finished, contexts stopped, queues destroyed, mmaps
+ *    destroyed, memory freed, device closed, GPU destroyed) succeeds at every step (a stopped
+ *    queue still holds its mmap and device: IN_USE), the kernel saw the frames sent meanwhile;
+ *    that doca_gpu_destroy and doca_dev_close succeed proves no allocation or object is left.
+ * Exits 77 only when /dev/nvidiactl is absent; any other CUDA failure is a failure.
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+#include "ladder_common.h"
+
+#include <doca_gpunetio_dev_eth_rxq.cuh>
+
+#include "softdpu/gpunetio.h"
+
+/* Progress marks on stderr (unbuffered), so a hang shows where it is. */
+#define STEP(what) std::fprintf(stderr, "step: %s\n", what)
+
+__global__ void poll_kernel(struct doca_gpu_eth_rxq *rxq, uint32_t *exit_cond,
+			    unsigned long long *packets, uint32_t *error)
+{
+	uint64_t first;
+	uint32_t n;
+
+	while (DOCA_GPUNETIO_VOLATILE(*exit_cond) == 0) {
+		doca_error_t ret = doca_gpu_dev_eth_rxq_recv<DOCA_GPUNETIO_ETH_EXEC_SCOPE_THREAD>(
+			rxq, 64, 1000000, &first, &n, NULL);
+
+		if (ret != DOCA_SUCCESS) {
+			*error = (uint32_t)ret;
+			break;
+		}
+		*packets += n;
+		__threadfence_system();
+	}
+}
+
+static void test_cc_override(void)
+{
+	struct doca_gpu *gpu = NULL;
+	struct sdp_gpu_cap cap;
+	char bus[32];
+
+	CHECK_CUDA(cudaDeviceGetPCIBusId(bus, sizeof(bus), 0));
+	CHECK(sdp_gpu_set_cc_override(7, 5));
+	CHECK_STATUS(doca_gpu_create(bus, &gpu), DOCA_ERROR_NOT_SUPPORTED);
+	if (gpu != NULL)
+		FAIL("doca_gpu_create wrote a handle although it failed");
+	std::memset(&cap, 0, sizeof(cap));
+	CHECK(sdp_gpu_cap_query(0, &cap));
+	std::printf(
+		"override 7.5: create refused; cap: %s cc %d.%d overridden %d supported %d (%s)\n",
+		cap.bus_id, cap.cc_major, cap.cc_minor, cap.cc_overridden, cap.supported,
+		cap.reason);
+	if (cap.supported != 0 || cap.cc_overridden != 1 || cap.cc_major != 7 || cap.cc_minor != 5)
+		FAIL("the capability query does not report the overridden 7.5 as unsupported");
+	CHECK(sdp_gpu_set_cc_override(-1, 0));
+	CHECK(sdp_gpu_cap_query(0, &cap));
+	if (cap.supported != 1 || cap.cc_overridden != 0 || cap.cc_major < 8)
+		FAIL("override removed: device 0 should be supported again (cc %d.%d)",
+		     cap.cc_major, cap.cc_minor);
+	CHECK(doca_gpu_create(bus, &gpu));
+	CHECK(doca_gpu_destroy(gpu));
+}
+
+static struct doca_pe *g_pe;
+static int g_sent;
+
+static void send_done(struct doca_eth_txq_task_send *t, union doca_data u, union doca_data c)
+{
+	struct doca_buf *b = NULL;
+
+	(void)u;
+	(void)c;
+	(void)doca_eth_txq_task_send_get_pkt(t, &b);
+	(void)doca_buf_dec_refcount(b, NULL);
+	doca_task_free(doca_eth_txq_task_send_as_doca_task(t));
+	g_sent++;
+}
+
+static void test_teardown(const char *na, const char *nb)
+{
+	static uint8_t frames[16 * 256] __attribute__((aligned(4096)));
+	struct doca_gpu *gpu = NULL;
+	struct doca_dev *da, *db;
+	struct ladder_rxq q;
+	struct ladder_flag flag;
+	struct doca_eth_txq *gtxq = NULL, *ctxq = NULL;
+	struct doca_mmap *tx_mmap = NULL, *cpu_mmap = NULL;
+	struct doca_buf_inventory *inv = NULL;
+	void *tx_mem = NULL;
+	unsigned long long *packets;
+	uint32_t *error;
+	cudaStream_t stream;
+	size_t free0 = 0, free1 = 0, total = 0;
+	char bus[32];
+	double end;
+
+	CHECK_CUDA(cudaDeviceGetPCIBusId(bus, sizeof(bus), 0));
+	CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+	CHECK_CUDA(cudaMallocHost(&packets, sizeof(*packets) + sizeof(*error)));
+	error = (uint32_t *)(packets + 1);
+	*packets = 0;
+	*error = 0;
+	CHECK_CUDA(cudaDeviceSynchronize());
+	CHECK_CUDA(cudaMemGetInfo(&free0, &total));
+
+	CHECK(doca_gpu_create(bus, &gpu));
+	da = ladder_open(na);
+	db = ladder_open(nb);
+	/* GPU receive queue on B with a kernel polling it; GPU send queue on B */
+	ladder_rxq_start(gpu, db, 256, 2048, DOCA_GPU_MEM_TYPE_GPU, SDP_ETH_OVERFLOW_DEFAULT, &q);
+	ladder_flag_alloc(gpu, &flag);
+	CHECK(doca_gpu_mem_alloc(gpu, 65536, 65536, DOCA_GPU_MEM_TYPE_GPU, &tx_mem, NULL));
+	CHECK(doca_mmap_create(&tx_mmap));
+	CHECK(doca_mmap_set_memrange(tx_mmap, tx_mem, 65536));
+	CHECK(doca_mmap_add_dev(tx_mmap, db));
+	CHECK(doca_mmap_start(tx_mmap));
+	CHECK(doca_eth_txq_create(db, 256, &gtxq));
+	CHECK(doca_eth_txq_gpu_set_completion_on_gpu(gtxq));
+	CHECK(doca_ctx_set_datapath_on_gpu(doca_eth_txq_as_doca_ctx(gtxq), gpu));
+	CHECK(doca_ctx_start(doca_eth_txq_as_doca_ctx(gtxq)));
+	poll_kernel<<<1, 1, 0, stream>>>(q.gpu_handle, flag.gpu, packets, error);
+	CHECK_CUDA(cudaGetLastError());
+
+	STEP("cpu sends 16");
+	/* A sends 16 frames to the queue the kernel polls */
+	CHECK(doca_pe_create(&g_pe));
+	CHECK(doca_mmap_create(&cpu_mmap));
+	CHECK(doca_mmap_set_memrange(cpu_mmap, frames, sizeof(frames)));
+	CHECK(doca_mmap_add_dev(cpu_mmap, da));
+	CHECK(doca_mmap_start(cpu_mmap));
+	CHECK(doca_buf_inventory_create(16, &inv));
+	CHECK(doca_buf_inventory_start(inv));
+	CHECK(doca_eth_txq_create(da, 64, &ctxq));
+	CHECK(doca_eth_txq_task_send_set_conf(ctxq, send_done, send_done, 16));
+	CHECK(doca_pe_connect_ctx(g_pe, doca_eth_txq_as_doca_ctx(ctxq)));
+	CHECK(doca_ctx_start(doca_eth_txq_as_doca_ctx(ctxq)));
+	for (int i = 0; i < 16; i++) {
+		struct doca_eth_txq_task_send *t = NULL;
+		struct doca_buf *b = NULL;
+		uint8_t *f = frames + i * 256;
+
+		std::memset(f, 0, 14);
+		f[0] = 2;
+		f[6] = 2;
+		f[12] = 0x88;
+		f[13] = 0xb5;
+		std::memset(f + 14, i, 114);
+		CHECK(doca_buf_inventory_buf_get_by_data(inv, cpu_mmap, f, 128, &b));
+		CHECK(doca_eth_txq_task_send_allocate_init(ctxq, b, (union doca_data){0}, &t));
+		CHECK(doca_task_submit(doca_eth_txq_task_send_as_doca_task(t)));
+	}
+	end = ladder_now() + 10;
+	while ((g_sent < 16 || DOCA_GPUNETIO_VOLATILE(*packets) < 16) && ladder_now() < end)
+		if (doca_pe_progress(g_pe) == 0)
+			usleep(200);
+
+	STEP("wrong orders");
+	/* wrong orders: each refused, nothing changed */
+	CHECK_STATUS(doca_eth_rxq_destroy(q.rxq), DOCA_ERROR_BAD_STATE);
+	CHECK_STATUS(doca_eth_txq_destroy(gtxq), DOCA_ERROR_BAD_STATE);
+	CHECK_STATUS(doca_mmap_destroy(q.mmap), DOCA_ERROR_IN_USE);
+	CHECK_STATUS(doca_gpu_destroy(gpu), DOCA_ERROR_IN_USE);
+	CHECK_STATUS(doca_dev_close(db), DOCA_ERROR_IN_USE);
+	STEP("kernel still receiving");
+	/* still working: the kernel keeps receiving */
+	if (DOCA_GPUNETIO_VOLATILE(*packets) != 16 || *error != 0)
+		FAIL("kernel saw %llu of 16 frames (error %u)", *packets, *error);
+
+	/*
+	 * The right order. The kernel goes first: stopping a GPU queue frees GPU memory, which
+	 * the CUDA driver does only once the device is idle, so it would wait for the kernel.
+	 */
+	STEP("right order: exit flag");
+	DOCA_GPUNETIO_VOLATILE(*flag.cpu) = 1;
+	if (!ladder_stream_wait(stream, 5)) {
+		FAIL("the kernel did not stop within 5 s of its exit flag");
+		std::exit(1);
+	}
+	STEP("queues stop");
+	CHECK(doca_ctx_stop(doca_eth_txq_as_doca_ctx(gtxq)));
+	CHECK(doca_ctx_stop(doca_eth_rxq_as_doca_ctx(q.rxq)));
+	/* stopped but not destroyed: the mmap is still held, and so is the device */
+	CHECK_STATUS(doca_mmap_destroy(q.mmap), DOCA_ERROR_IN_USE);
+	CHECK_STATUS(doca_dev_close(db), DOCA_ERROR_IN_USE);
+	CHECK(doca_eth_rxq_destroy(q.rxq));
+	CHECK(doca_eth_txq_destroy(gtxq));
+	CHECK(doca_mmap_destroy(q.mmap));
+	CHECK(doca_mmap_destroy(tx_mmap));
+	CHECK(doca_gpu_mem_free(gpu, q.pkt_gpu));
+	CHECK(doca_gpu_mem_free(gpu, tx_mem));
+	CHECK(doca_gpu_mem_free(gpu, flag.gpu));
+	STEP("cpu txq stop");
+	ladder_cpu_ctx_stop(doca_eth_txq_as_doca_ctx(ctxq), g_pe);
+	CHECK(doca_eth_txq_destroy(ctxq));
+	CHECK(doca_buf_inventory_stop(inv));
+	CHECK(doca_buf_inventory_destroy(inv));
+	CHECK(doca_mmap_destroy(cpu_mmap));
+	CHECK(doca_pe_destroy(g_pe));
+	STEP("close, gpu destroy");
+	CHECK(doca_dev_close(da));
+	CHECK(doca_dev_close(db));
+	CHECK(doca_gpu_destroy(gpu));
+	CHECK_CUDA(cudaStreamDestroy(stream));
+	CHECK_CUDA(cudaFreeHost(packets));
+	CHECK_CUDA(cudaDeviceSynchronize());
+	CHECK_CUDA(cudaMemGetInfo(&free1, &total));
+	std::printf("teardown: wrong orders refused, right order clean; device memory free %zu -> "
+		    "%zu bytes (other processes share the GPU: shown, not checked)\n",
+		    free0, free1);
+}
+
+int main(void)
+{
+	setvbuf(stdout, NULL, _IONBF, 0);
+	struct doca_gpu *gpu = ladder_gpu_init(); /* the skip check and the context */
+	char decls[256], na[32], nb[32];
+	int pid = (int)getpid();
+
+	CHECK(doca_gpu_destroy(gpu));
+	std::snprintf(na, sizeof(na), "l5a%d", pid);
+	std::snprintf(nb, sizeof(nb), "l5b%d", pid);
+	std::snprintf(decls, sizeof(decls), "loop:name=%s,peer=%s;loop:name=%s,peer=%s", na, nb, nb,
+		      na);
+	setenv("SOFTDPU_DEVICES", decls, 1);
+	setenv("SOFTDPU_DEVICE_CONFIG", "", 1);
+
+	test_cc_override();
+	test_teardown(na, nb);
+	std::printf("%s\n", failures ? "FAILED" : "PASSED");
+	return failures ? 1 : 0;
+}
