@@ -8,9 +8,11 @@
 #                packet buffer in device memory, and in mapped host memory at 64 and 1514 B;
 #                peers: bare mapped ring fed by as many CPU threads (frames built like gen's,
 #                and copied from a template), the PCIe H2D copy ceiling, the engine's copy
-#                pattern alone, kernel-per-batch (B frames, default 256); latency p50/p99
+#                pattern alone, kernel-per-batch (B frames, default 256); latency p50/p99,
+#                and latency at 1 Mpps offered (paced gen) next to kernel-per-batch at B 256/32
 #   gpunetio_tx  TX at the same sizes with 1 and 4 gen devices from device memory (mapped host
-#                memory at 64 and 1514 B); peers: the PCIe D2H ceiling, one copy per frame
+#                memory at 64 and 1514 B); peers: the PCIe D2H ceiling, one copy per frame,
+#                one copy per 64 neighbouring frames
 #
 # Each figure is counted over secs seconds (default 1) after a warm-up (0.3 s); about 2.5 min
 # in all on the H200 machine. Prints the programs' key=value lines, then markdown tables with
@@ -90,13 +92,20 @@ FILENAME ~ /rx.out$/ && /^case=(softdpu|bare_gen|bare_copy|kpb) / {
 	bad[k] = kv($0, "bad") + kv($0, "ooo")
 	sz[kv($0, "size")] = 1; th[kv($0, "threads")] = 1
 }
+FILENAME ~ /rx.out$/ && /^lat / {
+	lrate = kv($0, "rate")
+	lrow[++nl] = kv($0, "case") (kv($0, "batch") > 0 ? ", B = " kv($0, "batch") : "")
+	lp50[nl] = kv($0, "p50_us"); lp99[nl] = kv($0, "p99_us"); lmpps[nl] = kv($0, "mpps")
+	if (kv($0, "case") == "lat_softdpu") lsdp = nl
+	if (kv($0, "bad") + kv($0, "ooo") > 0) damaged = 1
+}
 FILENAME ~ /tx.out$/ && /^case=pcie/ { d2h = kv($0, "d2h_gbs") }
-FILENAME ~ /tx.out$/ && /^case=frame_copy/ { fcp[kv($0, "size")] = kv($0, "mpps") }
+FILENAME ~ /tx.out$/ && /^case=frame_copy/ { fcp[kv($0, "size")] = kv($0, "mpps"); fsp[kv($0, "size")] = kv($0, "span64_mpps") }
 FILENAME ~ /tx.out$/ && /^case=softdpu_tx/ {
 	t = kv($0, "size") " B, " kv($0, "threads") " thr, " kv($0, "mem")
-	txrows[++ntx] = sprintf("| %s | %s | %s | %.3f | %s | %s | %s |", t, kv($0, "mpps"), kv($0, "gbps"),
+	txrows[++ntx] = sprintf("| %s | %s | %s | %.3f | %s | %s | %s | %s |", t, kv($0, "mpps"), kv($0, "gbps"),
 		d2h * 1e9 / kv($0, "size") / 1e6, r(kv($0, "mpps"), d2h * 1e9 / kv($0, "size") / 1e6),
-		fcp[kv($0, "size")], kv($0, "cpu_cores"))
+		fcp[kv($0, "size")], fsp[kv($0, "size")], kv($0, "cpu_cores"))
 }
 END {
 	printf "\n### gpunetio_rx %s UTC, %s; window from the run, B = %d\n\n", date, machine, batch
@@ -121,9 +130,16 @@ END {
 			bcp[s], p50[k], p99[k], mpps[kp], p50[kp], p99[kp], r(p50[kp], p50[k]), cores[k]
 		if (bad[k] + bad[h] + bad[bg] + bad[bc] + bad[kp] > 0) damaged = 1
 	}
+	if (nl > 0) {
+		printf "\n### gpunetio_rx latency %s UTC, 64 B offered at %s pps (generator stamp to kernel observation)\n\n", date, lrate
+		print "| receiver | Mpps seen | p50 us | p99 us | p50 / softdpu p50 |"
+		print "|---|---|---|---|---|"
+		for (i = 1; i <= nl; i++)
+			printf "| %s | %s | %s | %s | %s |\n", lrow[i], lmpps[i], lp50[i], lp99[i], r(lp50[i], lp50[lsdp])
+	}
 	printf "\n### gpunetio_tx %s UTC, %s\n\nPCIe D2H ceiling %s GB/s\n\n", date, machine, d2h
-	print "| case | softdpu Mpps | Gbit/s | PCIe ceil Mpps | /PCIe | per-frame copy Mpps | CPU cores |"
-	print "|---|---|---|---|---|---|---|"
+	print "| case | softdpu Mpps | Gbit/s | PCIe ceil Mpps | /PCIe | per-frame copy Mpps | 64-frame copy Mpps | CPU cores |"
+	print "|---|---|---|---|---|---|---|---|"
 	for (i = 1; i <= ntx; i++) print txrows[i]
 	if (damaged) print "\nDAMAGED: a kernel saw a wrong magic or an out-of-order sequence"
 	exit damaged

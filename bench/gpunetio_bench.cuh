@@ -7,39 +7,27 @@
 #ifndef GPUNETIO_BENCH_CUH_
 #define GPUNETIO_BENCH_CUH_
 
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
 
+#include <arpa/inet.h>
 #include <cuda_runtime.h>
 #include <unistd.h>
 
 #include "doca_dev.h"
 #include "doca_error.h"
 
+#include "sdp_gen_frame.h"
+#include "gpu_check.h"
 #include "sdp_gen_payload.h"
 
-#define BCHECK(call)                                                                               \
-	do {                                                                                       \
-		doca_error_t s_ = (call);                                                          \
-		if (s_ != DOCA_SUCCESS) {                                                          \
-			std::fprintf(stderr, "FAIL %s:%d: %s: %s\n", __FILE__, __LINE__, #call,    \
-				     doca_error_get_name(s_));                                     \
-			std::exit(1);                                                              \
-		}                                                                                  \
-	} while (0)
-
-#define CUCHECK(call)                                                                              \
-	do {                                                                                       \
-		cudaError_t e_ = (call);                                                           \
-		if (e_ != cudaSuccess) {                                                           \
-			std::fprintf(stderr, "FAIL %s:%d: %s: %s\n", __FILE__, __LINE__, #call,    \
-				     cudaGetErrorString(e_));                                      \
-			std::exit(1);                                                              \
-		}                                                                                  \
-	} while (0)
+/* a DOCA call / a CUDA call that must work: FAIL file:line and exit 1 (tests/gpu/gpu_check.h) */
+#define BCHECK(call) CHECK(call)
+#define CUCHECK(call) CHECK_CUDA(call)
 
 static inline uint64_t host_ns(clockid_t clk)
 {
@@ -72,74 +60,23 @@ static __device__ __forceinline__ uint64_t gtime(void)
 
 /* ---- frames in the gen layout -------------------------------------------------------------- */
 
-static inline void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static inline void put32(uint8_t *p, uint32_t v)
-{
-	put16(p, (uint16_t)(v >> 16));
-	put16(p + 2, (uint16_t)v);
-}
-
-static inline uint64_t sum16(uint64_t s, const uint8_t *p, size_t n)
-{
-	size_t i = 0;
-
-	for (; i + 1 < n; i += 2)
-		s += (uint32_t)p[i] << 8 | p[i + 1];
-	if (i < n)
-		s += (uint32_t)p[i] << 8;
-	return s;
-}
-
-static inline uint16_t fold16(uint64_t s)
-{
-	while (s >> 16)
-		s = (s & 0xffff) + (s >> 16);
-	return (uint16_t)s;
-}
-
 /*
  * Frame number seq of `size` bytes: Ethernet/IPv4/UDP, both checksums valid, payload check,
- * magic, seq, flow 0 and the fill, as the gen provider makes them (the same work per frame).
+ * magic, seq, flow 0 and the fill, made as the gen provider makes them: with its frame builder
+ * (sdp_gen_frame.h; the same work per frame). Each thread keeps a builder for the last size it
+ * built (set up again, about a millisecond, when the size changes).
  */
 static inline void frame_build(uint8_t *f, uint32_t size, uint64_t seq)
 {
-	uint8_t *ip = f + 14, *udp = ip + 20, *pl = udp + 8;
-	uint16_t udp_len = (uint16_t)(size - 34), c;
-	uint32_t pl_len = udp_len - 8u;
+	static thread_local struct sdp_gen_frame g; /* size 0: not set up */
+	static const uint8_t dst_mac[6] = {2, 0x47, 1, 2, 3, 4}, src_mac[6] = {2, 0x67, 1, 2, 3, 4};
 
-	static const uint8_t macs[12] = {2, 0x47, 1, 2, 3, 4, 2, 0x67, 1, 2, 3, 4};
-	memcpy(f, macs, 12);
-	put16(f + 12, 0x0800);
-	ip[0] = 0x45;
-	ip[1] = 0;
-	put16(ip + 2, (uint16_t)(size - 14));
-	put16(ip + 4, (uint16_t)seq);
-	put16(ip + 6, 0x4000);
-	ip[8] = 64;
-	ip[9] = 17;
-	put16(ip + 10, 0);
-	put32(ip + 12, 0x0a000001);
-	put32(ip + 16, 0x0a000002);
-	put16(ip + 10, (uint16_t)~fold16(sum16(0, ip, 20)));
-	put16(udp, 1024);
-	put16(udp + 2, 5001);
-	put16(udp + 4, udp_len);
-	put16(udp + 6, 0);
-	put32(pl + SDP_GEN_OFF_MAGIC, SDP_GEN_MAGIC);
-	put32(pl + SDP_GEN_OFF_SEQ, (uint32_t)(seq >> 32));
-	put32(pl + SDP_GEN_OFF_SEQ + 4, (uint32_t)seq);
-	put16(pl + SDP_GEN_OFF_FLOW, 0);
-	for (uint32_t k = SDP_GEN_HDR_LEN; k < pl_len; k++)
-		pl[k] = (uint8_t)(seq + k);
-	put32(pl + SDP_GEN_OFF_CHECK,
-	      sdp_gen_check(pl + SDP_GEN_OFF_MAGIC, pl_len - SDP_GEN_OFF_MAGIC));
-	c = (uint16_t)~fold16(sum16(sum16(17u + udp_len, ip + 12, 8), udp, udp_len));
-	put16(udp + 6, c == 0 ? 0xffff : c);
+	if (g.size != size && !sdp_gen_frame_init(&g, size, dst_mac, src_mac, htonl(0x0a000001),
+						  htonl(0x0a000002), 1024, 5001, 1)) {
+		std::fprintf(stderr, "FAIL: frame_build: size %u is not a gen frame size\n", size);
+		std::exit(1);
+	}
+	sdp_gen_frame_build(&g, seq, f);
 }
 
 /* A copy of a prebuilt frame with its sequence number patched (checksums left stale). */
@@ -148,8 +85,8 @@ static inline void frame_patch(uint8_t *f, const uint8_t *tmpl, uint32_t size, u
 	uint8_t *pl = f + SDP_GEN_L2L3L4_LEN;
 
 	memcpy(f, tmpl, size);
-	put32(pl + SDP_GEN_OFF_SEQ, (uint32_t)(seq >> 32));
-	put32(pl + SDP_GEN_OFF_SEQ + 4, (uint32_t)seq);
+	sdp_gen_frame_put32(pl + SDP_GEN_OFF_SEQ, (uint32_t)(seq >> 32));
+	sdp_gen_frame_put32(pl + SDP_GEN_OFF_SEQ + 4, (uint32_t)seq);
 }
 
 /* ---- gen devices ---------------------------------------------------------------------------- */

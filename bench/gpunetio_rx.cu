@@ -3,6 +3,7 @@
  * its peers in the same run. Usage (bench/README.md, "gpunetio"):
  *
  *   gpunetio_rx [-t secs] [-w warmup] [-s 64,512,...] [-n 1,2,4,8] [-H 64,1514] [-B batch]
+ *               [-R latency pps]
  *
  * softdpu: N gen devices declared by this program (flat out, frames of the size), each with its
  * own engine thread and one CYCLIC receive queue on the GPU data path, packet buffer in device
@@ -23,6 +24,8 @@
  *     frames from one thread (the engine's copy pattern alone).
  *   kpb: kernel per batch: one CPU thread builds B frames (gen layout), cudaMemcpyAsync H2D,
  *     launches a kernel that consumes them, synchronises; repeat.
+ *   latency rows (-R pps, default 1000000, 0 none): one softdpu queue fed by a gen device
+ *     paced at that rate, and kpb with frames arriving evenly at the same rate (B 256 and 32).
  *
  * Latency: generation time (the gen CQE's ts_ns, CLOCK_REALTIME taken per burst by the
  * provider; the peers take it the same way, once per 32 frames) to the moment the kernel has
@@ -67,7 +70,21 @@ struct fdesc {
 /* control word in mapped memory: 0 warm-up, 1 count, 2 stop */
 static volatile uint32_t *g_phase;
 static uint32_t *g_phase_dev;
+/* per block of a persistent kernel, in mapped memory: set once the block runs */
+static volatile uint32_t *g_started;
+static uint32_t *g_started_dev;
 static int64_t g_off;
+static double g_drift_max; /* largest clock offset change between two cases, ns */
+static cudaStream_t g_st;  /* non-blocking: the persistent kernels */
+
+/* The block says it runs (the host starts the window only once every block does). */
+static __device__ void say_started(uint32_t *started)
+{
+	if (threadIdx.x == 0) {
+		*(volatile uint32_t *)&started[blockIdx.x] = 1;
+		__threadfence_system();
+	}
+}
 
 /*
  * The block consumes n frames described in d (shared): groups of G lanes read a frame each in
@@ -101,7 +118,7 @@ static __device__ void consume(const struct fdesc *d, uint32_t n, struct qres *q
 				if (k == 3) {
 					b50 = w.x;
 					seq = (uint64_t)__byte_perm(w.x, w.y, 0x2345) << 32 |
-					      __byte_perm(w.y, w.z, 0x6745);
+					      __byte_perm(w.y, w.z, 0x2345);
 				}
 			}
 			for (uint32_t k = nv * 16 + gl; k < len; k += G)
@@ -182,7 +199,7 @@ static __device__ __forceinline__ uint32_t phase_get(const uint32_t *p)
 /* softdpu: block b consumes the ring of handle h[b] until the phase says stop. */
 static __global__ void sdp_rx_kernel(struct doca_gpu_eth_rxq *const *h, const uint32_t *phase,
 				     struct qres *res, unsigned int *hist, int64_t off,
-				     uint64_t limit_ns)
+				     uint64_t limit_ns, uint32_t *started)
 {
 	__shared__ struct fdesc s_d[BATCH];
 	__shared__ uint64_t s_seq[BATCH];
@@ -196,6 +213,7 @@ static __global__ void sdp_rx_kernel(struct doca_gpu_eth_rxq *const *h, const ui
 	struct qres *q = &res[blockIdx.x];
 	const uint64_t end = gtime() + limit_ns;
 
+	say_started(started);
 	hist_init(shist);
 	if (threadIdx.x < 6)
 		s_acc[threadIdx.x] = 0;
@@ -262,7 +280,7 @@ static __device__ __forceinline__ void st_rel_sys(uint32_t *p, uint32_t v)
 
 static __global__ void bare_rx_kernel(struct bare_ring *const *rings, uint32_t stride,
 				      const uint32_t *phase, struct qres *res, unsigned int *hist,
-				      int64_t off, uint64_t limit_ns)
+				      int64_t off, uint64_t limit_ns, uint32_t *started)
 {
 	__shared__ struct fdesc s_d[BATCH];
 	__shared__ uint64_t s_seq[BATCH];
@@ -275,6 +293,7 @@ static __global__ void bare_rx_kernel(struct bare_ring *const *rings, uint32_t s
 	const uint64_t end = gtime() + limit_ns;
 	uint32_t cons = 0;
 
+	say_started(started);
 	hist_init(shist);
 	if (threadIdx.x < 6)
 		s_acc[threadIdx.x] = 0;
@@ -388,23 +407,54 @@ static __global__ void kpb_kernel(const struct fdesc *desc, uint32_t n, struct q
 /* ---- results -------------------------------------------------------------------------------- */
 
 struct result {
-	unsigned long long frames, bytes, gaps, ooo, bad, neg;
+	unsigned long long frames, bytes, gaps, ooo, bad, neg, polls;
 	double secs, mpps, gbps, p50_us, p99_us, cpu_cores;
 	unsigned long long published, overwrites, port_rx, drops;
 };
 
-static unsigned int *g_hist, *g_hist_dev;
-static struct qres *g_res, *g_res_dev;
+/* results: written by the kernels in device memory, copied back after they finished */
+static unsigned int g_hist[HBINS], *g_hist_dev;
+static struct qres g_res[MAXQ], *g_res_dev;
 
+/*
+ * Before a case: zero the results, measure the clock offset again (%globaltimer drifts against
+ * CLOCK_REALTIME by a few ppm: about 1 ms over a whole run), clear the started flags.
+ */
 static void res_reset(void)
 {
-	std::memset(g_hist, 0, sizeof(unsigned int) * HBINS);
-	std::memset(g_res, 0, sizeof(struct qres) * MAXQ);
+	struct clk_off c = clock_offset();
+	double d = std::fabs((double)(c.off_ns - g_off));
+
+	if (d > g_drift_max)
+		g_drift_max = d;
+	g_off = c.off_ns;
+	CUCHECK(cudaMemset(g_hist_dev, 0, sizeof(unsigned int) * HBINS));
+	CUCHECK(cudaMemset(g_res_dev, 0, sizeof(struct qres) * MAXQ));
+	for (int i = 0; i < MAXQ; i++)
+		g_started[i] = 0;
+}
+
+/* Wait (10 s at most) until the nq blocks of the persistent kernel run. */
+static void wait_started(int nq)
+{
+	double end = mono_s() + 10;
+
+	for (int i = 0; i < nq; i++)
+		while (g_started[i] == 0) {
+			if (mono_s() > end) {
+				std::fprintf(stderr, "FAIL: block %d of the kernel did not start\n",
+					     i);
+				std::exit(1);
+			}
+			sleep_s(1e-4);
+		}
 }
 
 static void res_collect(struct result *o, int nq, uint32_t size, double secs)
 {
 	std::memset(o, 0, sizeof(*o));
+	CUCHECK(cudaMemcpy(g_hist, g_hist_dev, sizeof(g_hist), cudaMemcpyDeviceToHost));
+	CUCHECK(cudaMemcpy(g_res, g_res_dev, sizeof(g_res), cudaMemcpyDeviceToHost));
 	for (int i = 0; i < nq; i++) {
 		o->frames += g_res[i].frames;
 		o->bytes += g_res[i].bytes;
@@ -412,6 +462,7 @@ static void res_collect(struct result *o, int nq, uint32_t size, double secs)
 		o->ooo += g_res[i].ooo;
 		o->bad += g_res[i].bad;
 		o->neg += g_res[i].neg;
+		o->polls += g_res[i].polls;
 	}
 	(void)size;
 	o->secs = secs;
@@ -485,7 +536,8 @@ static void sdp_snap(void *p, int k)
 	}
 }
 
-static void run_softdpu(uint32_t size, int nq, enum doca_gpu_mem_type mt, struct result *o)
+static void run_softdpu(uint32_t size, int nq, enum doca_gpu_mem_type mt, struct doca_dev *dev0,
+			struct result *o)
 {
 	struct sdp_ctx c = {};
 	struct doca_mmap *mm[MAXQ] = {};
@@ -496,11 +548,13 @@ static void run_softdpu(uint32_t size, int nq, enum doca_gpu_mem_type mt, struct
 	double cores, secs;
 
 	c.nq = nq;
-	CUCHECK(cudaMallocManaged(&hdev, sizeof(*hdev) * MAXQ));
+	struct doca_gpu_eth_rxq *hh[MAXQ] = {};
+
+	CUCHECK(cudaMalloc(&hdev, sizeof(*hdev) * MAXQ));
 	for (int i = 0; i < nq; i++) {
 		struct doca_gpu_eth_rxq *h = NULL;
 
-		c.dev[i] = g_devs[size_idx(size)][i];
+		c.dev[i] = dev0 != NULL ? dev0 : g_devs[size_idx(size)][i];
 		BCHECK(doca_gpu_mem_alloc(g_gpu, bsz, 65536, mt, &buf[i],
 					  mt == DOCA_GPU_MEM_TYPE_GPU ? NULL : &cpu));
 		BCHECK(doca_mmap_create(&mm[i]));
@@ -513,14 +567,18 @@ static void run_softdpu(uint32_t size, int nq, enum doca_gpu_mem_type mt, struct
 		BCHECK(doca_ctx_set_datapath_on_gpu(doca_eth_rxq_as_doca_ctx(c.rxq[i]), g_gpu));
 		BCHECK(doca_ctx_start(doca_eth_rxq_as_doca_ctx(c.rxq[i])));
 		BCHECK(doca_eth_rxq_get_gpu_handle(c.rxq[i], &h));
-		hdev[i] = h;
+		hh[i] = h;
 	}
+	CUCHECK(cudaMemcpy(hdev, hh, sizeof(hh), cudaMemcpyHostToDevice));
 	res_reset();
-	sdp_rx_kernel<<<nq, NTHR>>>(hdev, g_phase_dev, g_res_dev, g_hist_dev, g_off,
-				    (uint64_t)((g_secs + g_warm + 30) * 1e9));
+	*g_phase = 0;
+	sdp_rx_kernel<<<nq, NTHR, 0, g_st>>>(hdev, g_phase_dev, g_res_dev, g_hist_dev, g_off,
+					     (uint64_t)((g_secs + g_warm + 30) * 1e9),
+					     g_started_dev);
 	CUCHECK(cudaGetLastError());
+	wait_started(nq);
 	secs = window(&cores, sdp_snap, &c);
-	CUCHECK(cudaDeviceSynchronize());
+	CUCHECK(cudaStreamSynchronize(g_st));
 	res_collect(o, nq, size, secs);
 	o->cpu_cores = cores;
 	for (int i = 0; i < nq; i++) {
@@ -549,7 +607,9 @@ static void run_bare(uint32_t size, int nq, int gen, struct result *o)
 	unsigned long long produced = 0;
 
 	frame_build(tmpl.data(), size, 0);
-	CUCHECK(cudaMallocManaged(&rdev, sizeof(*rdev) * MAXQ));
+	struct bare_ring *rr[MAXQ] = {};
+
+	CUCHECK(cudaMalloc(&rdev, sizeof(*rdev) * MAXQ));
 	for (int i = 0; i < nq; i++) {
 		void *d = NULL;
 
@@ -557,21 +617,25 @@ static void run_bare(uint32_t size, int nq, int gen, struct result *o)
 		CUCHECK(cudaHostAlloc((void **)&a[i].r, rsz, cudaHostAllocMapped));
 		std::memset(a[i].r, 0, sizeof(struct bare_ring));
 		CUCHECK(cudaHostGetDevicePointer(&d, a[i].r, 0));
-		rdev[i] = (struct bare_ring *)d;
+		rr[i] = (struct bare_ring *)d;
 		a[i].size = size;
 		a[i].stride = stride;
 		a[i].gen = gen;
 		a[i].tmpl = tmpl.data();
 		a[i].stop = &stop;
 	}
+	CUCHECK(cudaMemcpy(rdev, rr, sizeof(rr), cudaMemcpyHostToDevice));
 	res_reset();
-	bare_rx_kernel<<<nq, NTHR>>>(rdev, stride, g_phase_dev, g_res_dev, g_hist_dev, g_off,
-				     (uint64_t)((g_secs + g_warm + 30) * 1e9));
+	*g_phase = 0;
+	bare_rx_kernel<<<nq, NTHR, 0, g_st>>>(rdev, stride, g_phase_dev, g_res_dev, g_hist_dev,
+					      g_off, (uint64_t)((g_secs + g_warm + 30) * 1e9),
+					      g_started_dev);
 	CUCHECK(cudaGetLastError());
+	wait_started(nq);
 	for (int i = 0; i < nq; i++)
 		pthread_create(&th[i], NULL, bare_producer, &a[i]);
 	secs = window(&cores, NULL, NULL);
-	CUCHECK(cudaDeviceSynchronize());
+	CUCHECK(cudaStreamSynchronize(g_st));
 	stop = 1;
 	for (int i = 0; i < nq; i++) {
 		pthread_join(th[i], NULL);
@@ -584,7 +648,13 @@ static void run_bare(uint32_t size, int nq, int gen, struct result *o)
 	CUCHECK(cudaFree(rdev));
 }
 
-static void run_kpb(uint32_t size, uint32_t B, struct result *o)
+/*
+ * Kernel per batch: the CPU builds B frames, copies them and their descriptors to the GPU and
+ * launches a kernel that consumes them. rate 0: flat out, each frame stamped when built; rate
+ * R: frame k arrives at start + k/R (its stamp) and a batch is sent when its last frame has
+ * arrived (a receiver that waits for B frames).
+ */
+static void run_kpb(uint32_t size, uint32_t B, uint64_t rate, struct result *o)
 {
 	const uint32_t stride = stride_of(size);
 	uint8_t *h = NULL, *dd = NULL;
@@ -595,6 +665,7 @@ static void run_kpb(uint32_t size, uint32_t B, struct result *o)
 	uint64_t c0 = 0;
 	int counting = 0;
 	unsigned long long frames = 0;
+	const uint64_t start = host_ns(CLOCK_REALTIME);
 
 	CUCHECK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
 	CUCHECK(cudaHostAlloc((void **)&h, (size_t)B * stride, cudaHostAllocDefault));
@@ -613,12 +684,22 @@ static void run_kpb(uint32_t size, uint32_t B, struct result *o)
 			c0 = host_ns(CLOCK_PROCESS_CPUTIME_ID);
 		}
 		for (uint32_t i = 0; i < B; i++, seq++) {
-			if (i % BURST == 0)
+			if (rate != 0)
+				ts = start + (uint64_t)((double)seq * 1e9 / (double)rate);
+			else if (i % BURST == 0)
 				ts = host_ns(CLOCK_REALTIME);
 			frame_build(h + (size_t)i * stride, size, seq);
 			hd[i].addr = (uint64_t)(uintptr_t)(dd + (size_t)i * stride);
 			hd[i].len = size;
 			hd[i].ts = ts;
+		}
+		while (rate != 0) { /* the batch is complete when its last frame has arrived */
+			uint64_t t = host_ns(CLOCK_REALTIME);
+
+			if (t >= ts)
+				break;
+			if (ts - t > 100000)
+				sleep_s((double)(ts - t - 50000) * 1e-9);
 		}
 		CUCHECK(cudaMemcpyAsync(dd, h, (size_t)B * stride, cudaMemcpyHostToDevice, st));
 		CUCHECK(cudaMemcpyAsync(ddesc, hd, sizeof(*hd) * B, cudaMemcpyHostToDevice, st));
@@ -717,12 +798,13 @@ static double burst_copy_mpps(uint32_t size)
 static void print_res(const char *name, uint32_t size, int nq, const char *mem,
 		      const struct result *r)
 {
-	std::printf("case=%s size=%u threads=%d mem=%s frames=%llu secs=%.3f mpps=%.3f gbps=%.2f "
-		    "p50_us=%.2f p99_us=%.2f published=%llu overwrites=%llu drops=%llu "
-		    "port_rx=%llu gaps=%llu ooo=%llu bad=%llu neg_lat=%llu cpu_cores=%.2f\n",
-		    name, size, nq, mem, r->frames, r->secs, r->mpps, r->gbps, r->p50_us, r->p99_us,
-		    r->published, r->overwrites, r->drops, r->port_rx, r->gaps, r->ooo, r->bad,
-		    r->neg, r->cpu_cores);
+	std::printf(
+		"case=%s size=%u threads=%d mem=%s frames=%llu secs=%.3f mpps=%.3f gbps=%.2f "
+		"p50_us=%.2f p99_us=%.2f published=%llu overwrites=%llu drops=%llu "
+		"port_rx=%llu gaps=%llu ooo=%llu bad=%llu neg_lat=%llu polls=%llu cpu_cores=%.2f\n",
+		name, size, nq, mem, r->frames, r->secs, r->mpps, r->gbps, r->p50_us, r->p99_us,
+		r->published, r->overwrites, r->drops, r->port_rx, r->gaps, r->ooo, r->bad, r->neg,
+		r->polls, r->cpu_cores);
 	std::fflush(stdout);
 }
 
@@ -744,14 +826,14 @@ int main(int argc, char **argv)
 {
 	uint32_t sizes[5] = {64, 512, 1024, 1514, 8192}, thr[4] = {1, 2, 4, 8}, hsz[5] = {64, 1514};
 	int ns = 5, nt = 4, nh = 2, bad = 0;
-	uint32_t B = 256;
+	uint32_t B = 256, lat_rate = 1000000, lat_b[2] = {256, 32};
 	char bus[32];
 	std::string decls;
 	struct clk_off c0, c1;
 	double pcie;
 	int opt;
 
-	while ((opt = getopt(argc, argv, "t:w:s:n:H:B:")) != -1) {
+	while ((opt = getopt(argc, argv, "t:w:s:n:H:B:R:")) != -1) {
 		switch (opt) {
 		case 't':
 			g_secs = std::atof(optarg);
@@ -771,11 +853,15 @@ int main(int argc, char **argv)
 		case 'B':
 			B = (uint32_t)std::atoi(optarg);
 			break;
+		case 'R':
+			lat_rate = (uint32_t)std::strtoul(optarg, NULL, 10);
+			break;
 		default:
-			std::fprintf(stderr,
-				     "usage: %s [-t secs] [-w warmup] [-s sizes] [-n threads] "
-				     "[-H host-mem sizes|none] [-B batch]\n",
-				     argv[0]);
+			std::fprintf(
+				stderr,
+				"usage: %s [-t secs] [-w warmup] [-s sizes] [-n threads] "
+				"[-H host-mem sizes|none] [-B batch] [-R latency pps, 0 none]\n",
+				argv[0]);
 			return 2;
 		}
 	}
@@ -788,7 +874,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < nt; i++)
 		if (thr[i] < 1 || thr[i] > MAXQ)
 			bad = 1;
-	if (bad || g_secs <= 0 || B == 0 || B > 65536) {
+	if (bad || g_secs <= 0 || B == 0 || B > 65536 || lat_rate > 100000000) {
 		std::fprintf(stderr,
 			     "sizes: 64,512,1024,1514,8192; threads 1..8; batch 1..65536\n");
 		return 2;
@@ -807,6 +893,13 @@ int main(int argc, char **argv)
 				      decls.empty() ? "" : ";", n, g_all_sizes[s]);
 			decls += d;
 		}
+	if (lat_rate != 0) { /* the paced generator of the latency rows */
+		char d[160];
+
+		std::snprintf(d, sizeof(d), ";gen:name=gr%dlat,size=64,rate=%u",
+			      (int)getpid() % 100000, lat_rate);
+		decls += d;
+	}
 	setenv("SOFTDPU_DEVICES", decls.c_str(), 1);
 	setenv("SOFTDPU_DEVICE_CONFIG", "", 1);
 
@@ -815,10 +908,11 @@ int main(int argc, char **argv)
 	BCHECK(doca_gpu_create(bus, &g_gpu));
 	CUCHECK(cudaHostAlloc((void **)&g_phase, sizeof(uint32_t), cudaHostAllocMapped));
 	CUCHECK(cudaHostGetDevicePointer((void **)&g_phase_dev, (void *)g_phase, 0));
-	CUCHECK(cudaMallocManaged(&g_hist, sizeof(unsigned int) * HBINS));
-	CUCHECK(cudaMallocManaged(&g_res, sizeof(struct qres) * MAXQ));
-	g_hist_dev = g_hist;
-	g_res_dev = g_res;
+	CUCHECK(cudaHostAlloc((void **)&g_started, sizeof(uint32_t) * MAXQ, cudaHostAllocMapped));
+	CUCHECK(cudaHostGetDevicePointer((void **)&g_started_dev, (void *)g_started, 0));
+	CUCHECK(cudaMalloc(&g_hist_dev, sizeof(unsigned int) * HBINS));
+	CUCHECK(cudaMalloc(&g_res_dev, sizeof(struct qres) * MAXQ));
+	CUCHECK(cudaStreamCreateWithFlags(&g_st, cudaStreamNonBlocking));
 	for (int s = 0; s < 5; s++)
 		for (int q = 0; q < MAXQ; q++) {
 			char n[64];
@@ -845,17 +939,18 @@ int main(int argc, char **argv)
 	for (int i = 0; i < ns; i++) {
 		struct result k;
 
-		run_kpb(sizes[i], B, &k);
+		run_kpb(sizes[i], B, 0, &k);
 		print_res("kpb", sizes[i], 1, "gpu", &k);
 		for (int j = 0; j < nt; j++) {
 			struct result s, bg, bc;
 
-			run_softdpu(sizes[i], (int)thr[j], DOCA_GPU_MEM_TYPE_GPU, &s);
+			run_softdpu(sizes[i], (int)thr[j], DOCA_GPU_MEM_TYPE_GPU, NULL, &s);
 			print_res("softdpu", sizes[i], (int)thr[j], "gpu", &s);
 			for (int h = 0; h < nh; h++) {
 				if (hsz[h] != sizes[i])
 					continue;
-				run_softdpu(sizes[i], (int)thr[j], DOCA_GPU_MEM_TYPE_CPU_GPU, &s);
+				run_softdpu(sizes[i], (int)thr[j], DOCA_GPU_MEM_TYPE_CPU_GPU, NULL,
+					    &s);
 				print_res("softdpu", sizes[i], (int)thr[j], "host", &s);
 			}
 			run_bare(sizes[i], (int)thr[j], 1, &bg);
@@ -864,17 +959,38 @@ int main(int argc, char **argv)
 			print_res("bare_copy", sizes[i], (int)thr[j], "host", &bc);
 		}
 	}
+	if (lat_rate != 0) {
+		/* latency at an offered load both can carry: 64 B at lat_rate pps */
+		char n[64];
+		struct doca_dev *ld;
+		struct result r;
+
+		std::snprintf(n, sizeof(n), "gr%dlat", (int)getpid() % 100000);
+		ld = dev_open_by_name(n);
+		run_softdpu(64, 1, DOCA_GPU_MEM_TYPE_GPU, ld, &r);
+		std::printf("lat rate=%u batch=0 ", lat_rate);
+		print_res("lat_softdpu", 64, 1, "gpu", &r);
+		for (int b = 0; b < 2; b++) {
+			run_kpb(64, lat_b[b], lat_rate, &r);
+			std::printf("lat rate=%u batch=%u ", lat_rate, lat_b[b]);
+			print_res("lat_kpb", 64, 1, "gpu", &r);
+		}
+		BCHECK(doca_dev_close(ld));
+	}
 	c1 = clock_offset();
-	std::printf("clock_end offset_ns=%lld err_ns=%lld drift_ns=%lld\n", (long long)c1.off_ns,
-		    (long long)c1.err_ns, (long long)(c1.off_ns - c0.off_ns));
+	std::printf("clock_end offset_ns=%lld err_ns=%lld drift_ns=%lld case_drift_max_ns=%.0f\n",
+		    (long long)c1.off_ns, (long long)c1.err_ns, (long long)(c1.off_ns - c0.off_ns),
+		    g_drift_max);
 	std::printf("batch=%u\n", B);
 
 	for (int s = 0; s < 5; s++)
 		for (int q = 0; q < MAXQ; q++)
 			BCHECK(doca_dev_close(g_devs[s][q]));
 	BCHECK(doca_devinfo_destroy_list(g_devlist));
-	CUCHECK(cudaFree(g_hist));
-	CUCHECK(cudaFree(g_res));
+	CUCHECK(cudaFree(g_hist_dev));
+	CUCHECK(cudaFree(g_res_dev));
+	CUCHECK(cudaFreeHost((void *)g_started));
+	CUCHECK(cudaStreamDestroy(g_st));
 	CUCHECK(cudaFreeHost((void *)g_phase));
 	BCHECK(doca_gpu_destroy(g_gpu));
 	return 0;

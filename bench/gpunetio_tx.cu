@@ -17,7 +17,8 @@
  *
  * Peers: pcie: cudaMemcpyAsync D2H of 64 MiB into pinned memory (the copy ceiling, and its
  * Mpps at each size); frame-copy: one cudaMemcpyAsync D2H per frame with a stream synchronise
- * every 64 frames from one thread (the engine's copy pattern alone, at most 64 per round).
+ * every 64 frames from one thread, and one copy of 64 neighbouring frames per synchronise (the
+ * engine's copy pattern alone: it copies runs of neighbouring slots in one piece).
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #include <dlfcn.h>
@@ -264,7 +265,12 @@ static double pcie_d2h_gbs(void)
 }
 
 /* One cudaMemcpyAsync D2H per frame, a synchronise every 64 (the engine's pattern). Mpps. */
-static double frame_copy_mpps(uint32_t size)
+/*
+ * Mpps of copying frames of `size` bytes out of device memory, 64 per stream synchronise, from
+ * one thread: span 0, one cudaMemcpyAsync per frame (slots 9216 bytes apart); span 1, one copy
+ * of 64 frames in neighbouring slots of `stride` bytes (what the engine does for a pool).
+ */
+static double frame_copy_mpps(uint32_t size, uint32_t stride, int span)
 {
 	void *h = NULL, *d = NULL;
 	cudaStream_t st;
@@ -276,9 +282,16 @@ static double frame_copy_mpps(uint32_t size)
 	CUCHECK(cudaMalloc(&d, (size_t)64 * 9216));
 	t0 = mono_s();
 	for (double end = t0 + 0.3; mono_s() < end;) {
-		for (int k = 0; k < 64; k++, n++)
-			CUCHECK(cudaMemcpyAsync((uint8_t *)h + k * 9216, (uint8_t *)d + k * 9216,
-						size, cudaMemcpyDeviceToHost, st));
+		if (span) {
+			CUCHECK(cudaMemcpyAsync(h, d, (size_t)63 * stride + size,
+						cudaMemcpyDeviceToHost, st));
+			n += 64;
+		} else {
+			for (int k = 0; k < 64; k++, n++)
+				CUCHECK(cudaMemcpyAsync((uint8_t *)h + k * 9216,
+							(uint8_t *)d + k * 9216, size,
+							cudaMemcpyDeviceToHost, st));
+		}
 		CUCHECK(cudaStreamSynchronize(st));
 	}
 	t0 = mono_s() - t0;
@@ -399,8 +412,9 @@ int main(int argc, char **argv)
 		std::printf(" mpps_%u=%.3f", sizes[i], pcie * 1e9 / sizes[i] / 1e6);
 	std::printf("\n");
 	for (int i = 0; i < ns; i++)
-		std::printf("case=frame_copy size=%u mpps=%.3f\n", sizes[i],
-			    frame_copy_mpps(sizes[i]));
+		std::printf("case=frame_copy size=%u mpps=%.3f span64_mpps=%.3f\n", sizes[i],
+			    frame_copy_mpps(sizes[i], 0, 0),
+			    frame_copy_mpps(sizes[i], (sizes[i] + 63) & ~63u, 1));
 	for (int i = 0; i < ns; i++)
 		for (int j = 0; j < nt; j++) {
 			struct txres r;

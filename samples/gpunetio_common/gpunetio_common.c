@@ -239,6 +239,43 @@ doca_error_t sample_register_params(unsigned int which)
 	return r;
 }
 
+doca_error_t sample_argp_start(const char *program, void *config, unsigned int which,
+			       doca_error_t (*register_own)(void), int argc, char **argv)
+{
+	doca_error_t result;
+
+	result = doca_log_backend_create_standard();
+	if (result != DOCA_SUCCESS)
+		return result;
+	result = doca_argp_init(program, config);
+	if (result != DOCA_SUCCESS) {
+		DOCA_LOG_ERR("failed to init ARGP: %s", doca_error_get_descr(result));
+		return result;
+	}
+	result = sample_register_params(which);
+	if (result == DOCA_SUCCESS && register_own != NULL)
+		result = register_own();
+	if (result == DOCA_SUCCESS)
+		result = doca_argp_start(argc, argv);
+	if (result != DOCA_SUCCESS) {
+		DOCA_LOG_ERR("failed to parse the arguments: %s", doca_error_get_descr(result));
+		doca_argp_destroy();
+		return result;
+	}
+	sample_install_signals();
+	return DOCA_SUCCESS;
+}
+
+int sample_exit(doca_error_t result)
+{
+	if (result == DOCA_SUCCESS)
+		DOCA_LOG_INFO("sample finished successfully");
+	else
+		DOCA_LOG_ERR("sample failed: %s", doca_error_get_descr(result));
+	doca_argp_destroy();
+	return result == DOCA_SUCCESS ? EXIT_SUCCESS : EXIT_FAILURE;
+}
+
 /* ---- devices ------------------------------------------------------------------------------ */
 
 doca_error_t sample_open_dev(const char *pci, const char *name, struct doca_dev **dev)
@@ -458,6 +495,164 @@ doca_error_t sample_ctx_stop(struct doca_ctx *ctx, struct doca_pe *pe, double ti
 			usleep(200);
 	}
 	return DOCA_SUCCESS;
+}
+
+/* ---- the resources every sample holds ------------------------------------------------------ */
+
+doca_error_t sample_resources_open(struct sample_resources *res, struct sample_args *args,
+				   int *cc_major)
+{
+	int major = 0;
+	doca_error_t result;
+
+	result = sample_cuda_init(args->gpu_pcie, sizeof(args->gpu_pcie), &major);
+	if (result != DOCA_SUCCESS)
+		return result;
+	if (cc_major != NULL)
+		*cc_major = major;
+	result = doca_gpu_create(args->gpu_pcie, &res->gpu);
+	if (result != DOCA_SUCCESS) {
+		DOCA_LOG_ERR("doca_gpu_create(%s): %s", args->gpu_pcie,
+			     doca_error_get_descr(result));
+		return result;
+	}
+	return sample_open_dev(args->nic_pcie, args->dev_name, &res->dev);
+}
+
+doca_error_t sample_txq_start_on_gpu(struct sample_resources *res,
+				     struct doca_gpu_eth_txq **txq_gpu)
+{
+	doca_error_t result;
+
+	result = doca_ctx_set_datapath_on_gpu(doca_eth_txq_as_doca_ctx(res->txq), res->gpu);
+	if (result == DOCA_SUCCESS)
+		result = doca_ctx_start(doca_eth_txq_as_doca_ctx(res->txq));
+	if (result != DOCA_SUCCESS) {
+		DOCA_LOG_ERR("failed to start the send queue: %s", doca_error_get_descr(result));
+		return result;
+	}
+	res->ctx_started = true;
+	result = doca_eth_txq_apply_queue_id(res->txq, 0);
+	if (result == DOCA_SUCCESS)
+		result = doca_eth_txq_get_gpu_handle(res->txq, txq_gpu);
+	if (result != DOCA_SUCCESS)
+		DOCA_LOG_ERR("send queue GPU handle: %s", doca_error_get_descr(result));
+	return result;
+}
+
+doca_error_t sample_pkt_buf_fill(struct sample_resources *res, uint32_t n, size_t stride,
+				 uint32_t len, const uint8_t dst[6], const uint8_t src[6],
+				 uint32_t *mkey)
+{
+	uint8_t *frames;
+	doca_error_t result;
+
+	result = sample_gpu_buf_create(res->gpu, res->dev, (size_t)n * stride,
+				       DOCA_GPU_MEM_TYPE_GPU, &res->pkt_buf);
+	if (result != DOCA_SUCCESS)
+		return result;
+	frames = calloc(n, stride);
+	if (frames == NULL)
+		return DOCA_ERROR_NO_MEMORY;
+	for (uint32_t i = 0; i < n; i++)
+		sample_build_frame(frames + (size_t)i * stride, len, i, dst, src);
+	result = sample_cuda_copy_to_gpu(res->stream, res->pkt_buf.gpu, frames, (size_t)n * stride);
+	free(frames);
+	if (result != DOCA_SUCCESS)
+		return result;
+	result = doca_mmap_get_mkey(res->pkt_buf.mmap, res->dev, mkey);
+	if (result != DOCA_SUCCESS)
+		DOCA_LOG_ERR("doca_mmap_get_mkey: %s", doca_error_get_descr(result));
+	return result;
+}
+
+doca_error_t sample_kernel_stop(struct sample_resources *res, uint32_t *exit_cpu, double timeout_s)
+{
+	doca_error_t result;
+
+	if (!res->kernel_running)
+		return DOCA_SUCCESS;
+	if (exit_cpu != NULL)
+		DOCA_GPUNETIO_VOLATILE(*exit_cpu) = 1;
+	result = sample_cuda_stream_wait(res->stream, timeout_s);
+	if (result != DOCA_SUCCESS)
+		return result;
+	res->kernel_running = false;
+	return DOCA_SUCCESS;
+}
+
+double sample_monitor(double duration_s, const uint32_t *exit_cpu, const uint32_t *error,
+		      const uint64_t *packets, const char *what)
+{
+	double start, last, end;
+	uint64_t last_pkts = 0, pkts;
+
+	start = last = sample_now_s();
+	end = duration_s > 0 ? start + duration_s : 0;
+	while (!sample_force_quit && (end == 0 || sample_now_s() < end) &&
+	       (error == NULL || DOCA_GPUNETIO_VOLATILE(*error) == 0) &&
+	       DOCA_GPUNETIO_VOLATILE(*exit_cpu) == 0) {
+		double now;
+
+		usleep(100000);
+		now = sample_now_s();
+		if (now - last >= 1.0) {
+			pkts = DOCA_GPUNETIO_VOLATILE(*packets);
+			printf("%8.1f s: %llu packets%s (%.3f Mpps)\n", now - start,
+			       (unsigned long long)pkts, what,
+			       (double)(pkts - last_pkts) / (now - last) / 1e6);
+			fflush(stdout);
+			last_pkts = pkts;
+			last = now;
+		}
+	}
+	return sample_now_s() - start;
+}
+
+bool sample_teardown_begin(struct sample_resources *res, uint32_t *exit_cpu)
+{
+	if (sample_kernel_stop(res, exit_cpu, 5.0) != DOCA_SUCCESS) {
+		/* stopping the queue or freeing GPU memory would wait for the kernel */
+		DOCA_LOG_ERR("the kernel did not stop: nothing is torn down");
+		return false;
+	}
+	return true;
+}
+
+void sample_gpu_mem_free(struct doca_gpu *gpu, void *gpu_ptr)
+{
+	if (gpu_ptr != NULL)
+		(void)doca_gpu_mem_free(gpu, gpu_ptr);
+}
+
+void sample_resources_close(struct sample_resources *res)
+{
+	sample_peer_stop(res->peer);
+	res->peer = NULL;
+	sample_cuda_stream_destroy(res->stream);
+	res->stream = NULL;
+	if (res->rxq != NULL) {
+		if (res->ctx_started)
+			(void)sample_ctx_stop(doca_eth_rxq_as_doca_ctx(res->rxq), NULL, 10);
+		if (doca_eth_rxq_destroy(res->rxq) != DOCA_SUCCESS)
+			DOCA_LOG_ERR("failed to destroy the receive queue");
+		res->rxq = NULL;
+	}
+	if (res->txq != NULL) {
+		if (res->ctx_started)
+			(void)sample_ctx_stop(doca_eth_txq_as_doca_ctx(res->txq), NULL, 10);
+		if (doca_eth_txq_destroy(res->txq) != DOCA_SUCCESS)
+			DOCA_LOG_ERR("failed to destroy the send queue");
+		res->txq = NULL;
+	}
+	res->ctx_started = false;
+	sample_gpu_buf_destroy(res->gpu, &res->pkt_buf);
+	if (res->dev != NULL && doca_dev_close(res->dev) != DOCA_SUCCESS)
+		DOCA_LOG_ERR("failed to close the device");
+	res->dev = NULL;
+	if (res->gpu != NULL && doca_gpu_destroy(res->gpu) != DOCA_SUCCESS)
+		DOCA_LOG_ERR("failed to destroy the GPU handle");
+	res->gpu = NULL;
 }
 
 /* ---- frames ------------------------------------------------------------------------------- */

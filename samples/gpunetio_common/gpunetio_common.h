@@ -1,8 +1,9 @@
 /*
  * Helpers shared by the GPUNetIO Ethernet samples (gpunetio_simple_receive, gpunetio_simple_send,
  * gpunetio_send_wait_time): command-line options, opening the NIC and the GPU, GPU memory
- * registered with an mmap, the DOCA Flow rule steering UDP to a receive queue, and the CPU side
- * of a loop peer device (a sender or a receiver on the other end of an in-process wire).
+ * registered with an mmap, the DOCA Flow rule steering UDP to a receive queue, the resources
+ * every sample holds (set up and torn down in one order), and the CPU side of a loop peer device
+ * (a sender or a receiver on the other end of an in-process wire).
  *
  * Written against DOCA's public headers only. The CUDA runtime calls live in gpunetio_cuda.cu,
  * so the host C files need no CUDA include path.
@@ -28,6 +29,9 @@ extern "C" {
 #endif
 
 struct doca_pe;
+struct doca_eth_rxq;
+struct doca_eth_txq;
+struct doca_gpu_eth_txq;
 
 #define SAMPLE_PCI_LEN 32
 #define SAMPLE_NAME_LEN 64
@@ -62,6 +66,17 @@ void sample_install_signals(void);
 #define SAMPLE_OPT_INTERVAL 0x80u
 doca_error_t sample_register_params(unsigned int which);
 
+/*
+ * The start of a sample's main: the standard log backend, doca_argp_init(program, config), the
+ * option groups which (sample_register_params), then register_own (when not NULL) for the
+ * sample's own options, doca_argp_start and the SIGINT/SIGTERM handler. On failure it says why
+ * and releases ARGP: main returns EXIT_FAILURE.
+ */
+doca_error_t sample_argp_start(const char *program, void *config, unsigned int which,
+			       doca_error_t (*register_own)(void), int argc, char **argv);
+/* The end of a sample's main: says how the sample ended, releases ARGP; the exit status. */
+int sample_exit(doca_error_t result);
+
 /* A CLOCK_MONOTONIC / CLOCK_REALTIME time in seconds / nanoseconds. */
 double sample_now_s(void);
 uint64_t sample_realtime_ns(void);
@@ -72,6 +87,8 @@ doca_error_t sample_open_dev(const char *pci, const char *name, struct doca_dev 
 /* gpunetio_cuda.cu: select the GPU (gpu_pcie empty: CUDA device 0, whose address is written
  * back), make its context current, report its compute capability major. */
 doca_error_t sample_cuda_init(char *gpu_pcie, size_t len, int *cc_major);
+/* Copy size bytes from the CPU to GPU memory on stream and wait for it. */
+doca_error_t sample_cuda_copy_to_gpu(void *stream, void *dst_gpu, const void *src, size_t size);
 /* A non-blocking stream (as a void *: the C files do not include CUDA). */
 doca_error_t sample_cuda_stream_create(void **stream);
 /* Wait until the stream's work is done: DOCA_ERROR_TIME_OUT after timeout_s (polled every ms),
@@ -105,6 +122,61 @@ void sample_flow_destroy(struct sample_flow *flow);
 
 /* Stop a context, progressing pe (may be NULL) until it is idle (at most timeout_s). */
 doca_error_t sample_ctx_stop(struct doca_ctx *ctx, struct doca_pe *pe, double timeout_s);
+
+/*
+ * What every sample holds (the first member of its resources, zeroed, pkt_buf.dmabuf_fd -1): the
+ * GPU, the NIC, its queue (a receive or a send queue) and the packet buffer in GPU memory, the
+ * stream of the kernel and the loop peer. Torn down in this order:
+ *   sample_teardown_begin   the kernel stopped (nothing else is torn down while it runs)
+ *   the sample's own        flow rules, proxy thread, its GPU memory (sample_gpu_mem_free)
+ *   sample_resources_close  peer, stream, queue stopped and destroyed, packet buffer, NIC, GPU
+ */
+struct sample_resources {
+	struct doca_gpu *gpu;
+	struct doca_dev *dev;
+	struct doca_eth_rxq *rxq; /* the receive queue (simple_receive), or */
+	struct doca_eth_txq *txq; /* the send queue (simple_send, send_wait_time) */
+	bool ctx_started;	  /* the queue's context was started */
+	struct sample_gpu_buf pkt_buf;
+	void *stream;
+	bool kernel_running; /* a kernel was launched on stream and not seen to end */
+	struct sample_peer *peer;
+};
+
+/* The GPU (-g, sample_cuda_init, doca_gpu_create) and the NIC (-n or -d); cc_major may be NULL. */
+doca_error_t sample_resources_open(struct sample_resources *res, struct sample_args *args,
+				   int *cc_major);
+/*
+ * The send queue res->txq (configured by the caller) on the GPU data path: started, queue id 0,
+ * its GPU handle.
+ */
+doca_error_t sample_txq_start_on_gpu(struct sample_resources *res,
+				     struct doca_gpu_eth_txq **txq_gpu);
+/*
+ * The packet buffer: n frames (sample_build_frame, sequence numbers 0 to n-1, len bytes each)
+ * stride bytes apart in GPU memory registered for res->dev, copied on res->stream; *mkey gets the
+ * buffer's mkey (host byte order).
+ */
+doca_error_t sample_pkt_buf_fill(struct sample_resources *res, uint32_t n, size_t stride,
+				 uint32_t len, const uint8_t dst[6], const uint8_t src[6],
+				 uint32_t *mkey);
+/*
+ * Wait (at most timeout_s) for the kernel to end, after setting *exit_cpu (GPU_CPU memory the
+ * kernel polls; NULL for a kernel that ends by itself) to 1. DOCA_SUCCESS when no kernel runs.
+ */
+doca_error_t sample_kernel_stop(struct sample_resources *res, uint32_t *exit_cpu, double timeout_s);
+/*
+ * The CPU while a persistent kernel runs: every second, prints *packets (CPU_GPU memory the
+ * kernel counts in) as "packets<what>" and the rate since the last line, until SIGINT,
+ * duration_s (0: none), *exit_cpu set or *error (NULL: none) not 0. Returns the seconds it ran.
+ */
+double sample_monitor(double duration_s, const uint32_t *exit_cpu, const uint32_t *error,
+		      const uint64_t *packets, const char *what);
+/* sample_kernel_stop (5 s); false, said, when the kernel still runs: tear nothing down. */
+bool sample_teardown_begin(struct sample_resources *res, uint32_t *exit_cpu);
+/* doca_gpu_mem_free of a sample allocation (nothing for NULL). */
+void sample_gpu_mem_free(struct doca_gpu *gpu, void *gpu_ptr);
+void sample_resources_close(struct sample_resources *res);
 
 /*
  * Build an Ethernet/IPv4/UDP frame of len bytes (len >= 60): dst/src MAC, 10.0.0.1:1024 ->

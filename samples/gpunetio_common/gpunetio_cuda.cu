@@ -87,3 +87,18 @@ extern "C" void sample_cuda_stream_destroy(void *stream)
 	if (stream != nullptr)
 		(void)cudaStreamDestroy((cudaStream_t)stream);
 }
+
+extern "C" doca_error_t sample_cuda_copy_to_gpu(void *stream, void *dst_gpu, const void *src,
+						size_t size)
+{
+	cudaError_t e =
+		cudaMemcpyAsync(dst_gpu, src, size, cudaMemcpyHostToDevice, (cudaStream_t)stream);
+
+	if (e == cudaSuccess)
+		e = cudaStreamSynchronize((cudaStream_t)stream);
+	if (e != cudaSuccess) {
+		DOCA_LOG_ERR("copying packets to the GPU: %s", cudaGetErrorString(e));
+		return DOCA_ERROR_DRIVER;
+	}
+	return DOCA_SUCCESS;
+}

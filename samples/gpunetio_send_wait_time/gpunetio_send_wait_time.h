@@ -37,8 +37,6 @@ doca_error_t kernel_send_wait_time(void *stream, struct doca_gpu_eth_txq *txq_gp
 				   uint64_t *wait_on_time, uint64_t pkt_addr, uint32_t mkey_be,
 				   uint64_t timeout_ns, struct wt_result *result);
 
-doca_error_t wt_copy_to_gpu(void *stream, void *dst_gpu, const void *src, size_t size);
-
 #ifdef __cplusplus
 }
 #endif

@@ -14,7 +14,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <doca_argp.h>
 #include <doca_ctx.h>
 #include <doca_dev.h>
 #include <doca_eth_rxq.h>
@@ -28,18 +27,11 @@
 DOCA_LOG_REGISTER(GPUNETIO_SIMPLE_RECEIVE);
 
 struct rx_resources {
-	struct doca_gpu *gpu;
-	struct doca_dev *dev;
-	struct doca_eth_rxq *rxq;
+	struct sample_resources base; /* GPU, NIC, rxq, packet buffer, stream, peer */
 	struct doca_gpu_eth_rxq *rxq_gpu;
-	struct sample_gpu_buf pkt_buf;
 	struct sample_flow flow;
 	uint32_t *exit_gpu, *exit_cpu; /* GPU_CPU: the CPU writes, the kernel polls */
 	struct rx_stats *stats_gpu, *stats_cpu;
-	void *stream;
-	struct sample_peer *peer;
-	bool kernel_running;
-	bool ctx_started;
 };
 
 static doca_error_t setup(struct sample_args *args, struct rx_resources *r)
@@ -48,22 +40,13 @@ static doca_error_t setup(struct sample_args *args, struct rx_resources *r)
 	int cc_major = 0;
 	doca_error_t result;
 
-	result = sample_cuda_init(args->gpu_pcie, sizeof(args->gpu_pcie), &cc_major);
-	if (result != DOCA_SUCCESS)
-		return result;
-	result = doca_gpu_create(args->gpu_pcie, &r->gpu);
-	if (result != DOCA_SUCCESS) {
-		DOCA_LOG_ERR("doca_gpu_create(%s): %s", args->gpu_pcie,
-			     doca_error_get_descr(result));
-		return result;
-	}
-	result = sample_open_dev(args->nic_pcie, args->dev_name, &r->dev);
+	result = sample_resources_open(&r->base, args, &cc_major);
 	if (result != DOCA_SUCCESS)
 		return result;
 
-	result = doca_eth_rxq_create(r->dev, MAX_PKT_NUM, MAX_PKT_SIZE, &r->rxq);
+	result = doca_eth_rxq_create(r->base.dev, MAX_PKT_NUM, MAX_PKT_SIZE, &r->base.rxq);
 	if (result == DOCA_SUCCESS)
-		result = doca_eth_rxq_set_type(r->rxq, DOCA_ETH_RXQ_TYPE_CYCLIC);
+		result = doca_eth_rxq_set_type(r->base.rxq, DOCA_ETH_RXQ_TYPE_CYCLIC);
 	if (result == DOCA_SUCCESS)
 		result = doca_eth_rxq_estimate_packet_buf_size(DOCA_ETH_RXQ_TYPE_CYCLIC, 0, 0,
 							       MAX_PKT_SIZE, MAX_PKT_NUM, 0, 0, 0,
@@ -73,107 +56,89 @@ static doca_error_t setup(struct sample_args *args, struct rx_resources *r)
 			     doca_error_get_descr(result));
 		return result;
 	}
-	result =
-		sample_gpu_buf_create(r->gpu, r->dev, buf_size, DOCA_GPU_MEM_TYPE_GPU, &r->pkt_buf);
+	result = sample_gpu_buf_create(r->base.gpu, r->base.dev, buf_size, DOCA_GPU_MEM_TYPE_GPU,
+				       &r->base.pkt_buf);
 	if (result != DOCA_SUCCESS)
 		return result;
 	DOCA_LOG_INFO("packet ring: %u slots of %u B, %zu B of GPU memory (%s)", MAX_PKT_NUM,
-		      MAX_PKT_SIZE, r->pkt_buf.size,
-		      r->pkt_buf.dmabuf_fd >= 0 ? "dma-buf" : "memrange");
-	result = doca_eth_rxq_set_pkt_buf(r->rxq, r->pkt_buf.mmap, 0, (uint32_t)r->pkt_buf.size);
+		      MAX_PKT_SIZE, r->base.pkt_buf.size,
+		      r->base.pkt_buf.dmabuf_fd >= 0 ? "dma-buf" : "memrange");
+	result = doca_eth_rxq_set_pkt_buf(r->base.rxq, r->base.pkt_buf.mmap, 0,
+					  (uint32_t)r->base.pkt_buf.size);
 	if (result == DOCA_SUCCESS && cc_major < 9)
-		result = doca_eth_rxq_gpu_enable_mcst_qp(r->rxq);
+		result = doca_eth_rxq_gpu_enable_mcst_qp(r->base.rxq);
 	if (result == DOCA_SUCCESS)
-		result = doca_ctx_set_datapath_on_gpu(doca_eth_rxq_as_doca_ctx(r->rxq), r->gpu);
+		result = doca_ctx_set_datapath_on_gpu(doca_eth_rxq_as_doca_ctx(r->base.rxq),
+						      r->base.gpu);
 	if (result == DOCA_SUCCESS)
-		result = doca_ctx_start(doca_eth_rxq_as_doca_ctx(r->rxq));
+		result = doca_ctx_start(doca_eth_rxq_as_doca_ctx(r->base.rxq));
 	if (result != DOCA_SUCCESS) {
 		DOCA_LOG_ERR("failed to start the receive queue: %s", doca_error_get_descr(result));
 		return result;
 	}
-	r->ctx_started = true;
-	result = doca_eth_rxq_get_gpu_handle(r->rxq, &r->rxq_gpu);
+	r->base.ctx_started = true;
+	result = doca_eth_rxq_get_gpu_handle(r->base.rxq, &r->rxq_gpu);
 	if (result == DOCA_SUCCESS)
-		result = doca_eth_rxq_apply_queue_id(r->rxq, 0);
+		result = doca_eth_rxq_apply_queue_id(r->base.rxq, 0);
 	if (result != DOCA_SUCCESS) {
 		DOCA_LOG_ERR("receive queue GPU handle / queue id: %s",
 			     doca_error_get_descr(result));
 		return result;
 	}
-	result = sample_flow_udp_to_queue(r->dev, 0, &r->flow);
+	result = sample_flow_udp_to_queue(r->base.dev, 0, &r->flow);
 	if (result != DOCA_SUCCESS)
 		return result;
 
-	result = doca_gpu_mem_alloc(r->gpu, sizeof(uint32_t), 4096, DOCA_GPU_MEM_TYPE_GPU_CPU,
+	result = doca_gpu_mem_alloc(r->base.gpu, sizeof(uint32_t), 4096, DOCA_GPU_MEM_TYPE_GPU_CPU,
 				    (void **)&r->exit_gpu, (void **)&r->exit_cpu);
 	if (result != DOCA_SUCCESS || r->exit_gpu == NULL || r->exit_cpu == NULL) {
 		DOCA_LOG_ERR("failed to allocate the exit flag: %s", doca_error_get_descr(result));
 		return result != DOCA_SUCCESS ? result : DOCA_ERROR_NO_MEMORY;
 	}
 	DOCA_GPUNETIO_VOLATILE(*r->exit_cpu) = 0;
-	result =
-		doca_gpu_mem_alloc(r->gpu, sizeof(struct rx_stats), 4096, DOCA_GPU_MEM_TYPE_CPU_GPU,
-				   (void **)&r->stats_gpu, (void **)&r->stats_cpu);
+	result = doca_gpu_mem_alloc(r->base.gpu, sizeof(struct rx_stats), 4096,
+				    DOCA_GPU_MEM_TYPE_CPU_GPU, (void **)&r->stats_gpu,
+				    (void **)&r->stats_cpu);
 	if (result != DOCA_SUCCESS || r->stats_cpu == NULL) {
 		DOCA_LOG_ERR("failed to allocate the statistics: %s", doca_error_get_descr(result));
 		return result != DOCA_SUCCESS ? result : DOCA_ERROR_NO_MEMORY;
 	}
 	memset(r->stats_cpu, 0, sizeof(*r->stats_cpu));
-	return sample_cuda_stream_create(&r->stream);
+	return sample_cuda_stream_create(&r->base.stream);
 }
 
 static doca_error_t run(struct sample_args *args, struct rx_resources *r)
 {
 	static const char *const scope_name[] = {"thread", "warp", "block"};
-	double start, last, end, elapsed;
-	uint64_t last_pkts = 0, pkts, bytes, bad;
+	double elapsed;
+	uint64_t pkts, bytes, bad;
 	doca_error_t result;
 
-	result = kernel_receive_packets(r->stream, r->rxq_gpu, r->exit_gpu, r->stats_gpu,
+	result = kernel_receive_packets(r->base.stream, r->rxq_gpu, r->exit_gpu, r->stats_gpu,
 					(enum doca_gpu_dev_eth_exec_scope)args->exec_scope);
 	if (result != DOCA_SUCCESS)
 		return result;
-	r->kernel_running = true;
+	r->base.kernel_running = true;
 	DOCA_LOG_INFO("receive kernel running (%s scope, %d threads); %s",
 		      scope_name[args->exec_scope], CUDA_BLOCK_THREADS,
 		      args->duration_s > 0 ? "stops after --duration" : "Ctrl-C stops it");
 	if (args->peer_name[0] != '\0') {
 		result = sample_peer_sender_start(args->peer_name, args->peer_count, 1024,
-						  args->peer_rate, &r->peer);
+						  args->peer_rate, &r->base.peer);
 		if (result != DOCA_SUCCESS)
 			return result;
 		DOCA_LOG_INFO("peer %s sends %s frames of 1024 B", args->peer_name,
 			      args->peer_count ? "a count of" : "endless");
 	}
-	start = last = sample_now_s();
-	end = args->duration_s > 0 ? start + args->duration_s : 0;
-	while (!sample_force_quit && (end == 0 || sample_now_s() < end) &&
-	       DOCA_GPUNETIO_VOLATILE(r->stats_cpu->error) == 0 &&
-	       DOCA_GPUNETIO_VOLATILE(*r->exit_cpu) == 0) {
-		double now;
-
-		usleep(100000);
-		now = sample_now_s();
-		if (now - last >= 1.0) {
-			pkts = DOCA_GPUNETIO_VOLATILE(r->stats_cpu->packets);
-			printf("%8.1f s: %llu packets (%.3f Mpps)\n", now - start,
-			       (unsigned long long)pkts,
-			       (double)(pkts - last_pkts) / (now - last) / 1e6);
-			fflush(stdout);
-			last_pkts = pkts;
-			last = now;
-		}
-	}
-	elapsed = sample_now_s() - start;
-	DOCA_GPUNETIO_VOLATILE(*r->exit_cpu) = 1;
-	result = sample_cuda_stream_wait(r->stream, 5.0);
+	elapsed = sample_monitor(args->duration_s, r->exit_cpu, &r->stats_cpu->error,
+				 &r->stats_cpu->packets, "");
+	result = sample_kernel_stop(&r->base, r->exit_cpu, 5.0);
 	if (result != DOCA_SUCCESS)
 		return result;
-	r->kernel_running = false;
-	if (r->peer != NULL) {
+	if (r->base.peer != NULL) {
 		struct sample_peer_stats ps;
 
-		sample_peer_get_stats(r->peer, &ps);
+		sample_peer_get_stats(r->base.peer, &ps);
 		printf("peer sent %llu frames\n", (unsigned long long)ps.frames);
 	}
 	pkts = r->stats_cpu->packets;
@@ -193,31 +158,12 @@ static doca_error_t run(struct sample_args *args, struct rx_resources *r)
 /* Kernel stopped, flow rules gone, queue stopped and destroyed, memory freed, GPU released. */
 static void teardown(struct rx_resources *r)
 {
-	if (r->kernel_running) {
-		DOCA_GPUNETIO_VOLATILE(*r->exit_cpu) = 1;
-		if (sample_cuda_stream_wait(r->stream, 5.0) != DOCA_SUCCESS) {
-			/* stopping the queue or freeing GPU memory would wait for the kernel */
-			DOCA_LOG_ERR("the kernel did not stop: nothing is torn down");
-			return;
-		}
-		r->kernel_running = false;
-	}
-	sample_peer_stop(r->peer);
-	sample_cuda_stream_destroy(r->stream);
+	if (!sample_teardown_begin(&r->base, r->exit_cpu))
+		return;
 	sample_flow_destroy(&r->flow);
-	if (r->ctx_started)
-		(void)sample_ctx_stop(doca_eth_rxq_as_doca_ctx(r->rxq), NULL, 10);
-	if (r->rxq != NULL && doca_eth_rxq_destroy(r->rxq) != DOCA_SUCCESS)
-		DOCA_LOG_ERR("failed to destroy the receive queue");
-	sample_gpu_buf_destroy(r->gpu, &r->pkt_buf);
-	if (r->exit_gpu != NULL)
-		(void)doca_gpu_mem_free(r->gpu, r->exit_gpu);
-	if (r->stats_gpu != NULL)
-		(void)doca_gpu_mem_free(r->gpu, r->stats_gpu);
-	if (r->dev != NULL && doca_dev_close(r->dev) != DOCA_SUCCESS)
-		DOCA_LOG_ERR("failed to close the device");
-	if (r->gpu != NULL && doca_gpu_destroy(r->gpu) != DOCA_SUCCESS)
-		DOCA_LOG_ERR("failed to destroy the GPU handle");
+	sample_gpu_mem_free(r->base.gpu, r->exit_gpu);
+	sample_gpu_mem_free(r->base.gpu, r->stats_gpu);
+	sample_resources_close(&r->base);
 }
 
 int main(int argc, char **argv)
@@ -228,35 +174,18 @@ int main(int argc, char **argv)
 
 	memset(&args, 0, sizeof(args));
 	memset(&res, 0, sizeof(res));
-	res.pkt_buf.dmabuf_fd = -1;
+	res.base.pkt_buf.dmabuf_fd = -1;
 	args.exec_scope = DOCA_GPUNETIO_ETH_EXEC_SCOPE_BLOCK;
 
-	if (doca_log_backend_create_standard() != DOCA_SUCCESS)
+	if (sample_argp_start("doca_gpunetio_simple_receive", &args,
+			      SAMPLE_OPT_GPU | SAMPLE_OPT_NIC | SAMPLE_OPT_SCOPE |
+				      SAMPLE_OPT_DURATION | SAMPLE_OPT_PEER,
+			      NULL, argc, argv) != DOCA_SUCCESS)
 		return EXIT_FAILURE;
-	result = doca_argp_init("doca_gpunetio_simple_receive", &args);
-	if (result != DOCA_SUCCESS) {
-		DOCA_LOG_ERR("failed to init ARGP: %s", doca_error_get_descr(result));
-		return EXIT_FAILURE;
-	}
-	result = sample_register_params(SAMPLE_OPT_GPU | SAMPLE_OPT_NIC | SAMPLE_OPT_SCOPE |
-					SAMPLE_OPT_DURATION | SAMPLE_OPT_PEER);
-	if (result == DOCA_SUCCESS)
-		result = doca_argp_start(argc, argv);
-	if (result != DOCA_SUCCESS) {
-		DOCA_LOG_ERR("failed to parse the arguments: %s", doca_error_get_descr(result));
-		doca_argp_destroy();
-		return EXIT_FAILURE;
-	}
-	sample_install_signals();
 
 	result = setup(&args, &res);
 	if (result == DOCA_SUCCESS)
 		result = run(&args, &res);
 	teardown(&res);
-	if (result == DOCA_SUCCESS)
-		DOCA_LOG_INFO("sample finished successfully");
-	else
-		DOCA_LOG_ERR("sample failed: %s", doca_error_get_descr(result));
-	doca_argp_destroy();
-	return result == DOCA_SUCCESS ? EXIT_SUCCESS : EXIT_FAILURE;
+	return sample_exit(result);
 }

@@ -39,9 +39,6 @@ doca_error_t kernel_send_packets(void *stream, struct doca_gpu_eth_txq *txq_gpu,
 				 bool shared_qp, enum doca_gpu_dev_eth_exec_scope scope,
 				 uint32_t *exit_cond, struct tx_stats *stats);
 
-/* Copy size bytes from host memory to GPU memory (synchronously, on a non-blocking stream). */
-doca_error_t copy_to_gpu(void *stream, void *dst_gpu, const void *src, size_t size);
-
 #ifdef __cplusplus
 }
 #endif

@@ -172,17 +172,3 @@ extern "C" doca_error_t kernel_send_packets(void *stream, struct doca_gpu_eth_tx
 	}
 	return DOCA_SUCCESS;
 }
-
-extern "C" doca_error_t copy_to_gpu(void *stream, void *dst_gpu, const void *src, size_t size)
-{
-	cudaError_t e =
-		cudaMemcpyAsync(dst_gpu, src, size, cudaMemcpyHostToDevice, (cudaStream_t)stream);
-
-	if (e == cudaSuccess)
-		e = cudaStreamSynchronize((cudaStream_t)stream);
-	if (e != cudaSuccess) {
-		DOCA_LOG_ERR("copying packets to the GPU: %s", cudaGetErrorString(e));
-		return DOCA_ERROR_DRIVER;
-	}
-	return DOCA_SUCCESS;
-}

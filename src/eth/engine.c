@@ -89,7 +89,7 @@ static int engine_budget(struct sdp_eth_dport *dport)
 }
 
 /* Wake the consumers of the rings the last burst filled, where they sleep (event mode). */
-static void notify_consumers(struct sdp_eth_dport *dport)
+static void notify_consumers(struct sdp_eth_dport *dport, int more)
 {
 	struct doca_eth_rxq *rxq;
 	uint64_t one = 1;
@@ -99,7 +99,7 @@ static void notify_consumers(struct sdp_eth_dport *dport)
 			continue;
 		rxq->eng_touched = 0;
 		if (rxq->gpu_rx != NULL) {
-			sdp_eth_gpu_rx_flush(rxq); /* copies land, then completions publish */
+			sdp_eth_gpu_rx_flush(rxq, more); /* copies land, then completions publish */
 			continue;
 		}
 		if (atomic_load_explicit(&rxq->want_wake, memory_order_seq_cst) &&
@@ -150,7 +150,7 @@ static unsigned int engine_rx(struct sdp_eth_dport *dport, uint32_t budget)
 					       pkts[i].ts_ns);
 		rxq->eng_touched = 1;
 	}
-	notify_consumers(dport);
+	notify_consumers(dport, got == SDP_ETH_RX_BURST);
 	pthread_mutex_unlock(&dport->lock);
 	if (flow != NULL)
 		sdp_flow_port_put(flow);
@@ -241,7 +241,7 @@ static int engine_gpu_rx_retire(struct sdp_eth_dport *dport)
 	sdp_list_for_each(rxq, &dport->rxqs, dport_link) {
 		if (rxq->gpu_rx == NULL || !sdp_eth_gpu_rx_inflight(rxq))
 			continue;
-		sdp_eth_gpu_rx_flush(rxq);
+		sdp_eth_gpu_rx_flush(rxq, 0);
 		inflight |= sdp_eth_gpu_rx_inflight(rxq);
 	}
 	pthread_mutex_unlock(&dport->lock);
@@ -254,7 +254,7 @@ static void *engine_main(void *arg)
 	int held = 0;
 
 	while (!atomic_load(&dport->stop)) {
-		int budget = -1, round;
+		int budget = -1, round, tx_busy, inflight;
 		long cap_us = ENGINE_IDLE_MS * 1000L;
 
 		for (round = 0; round < ENGINE_ROUNDS && !atomic_load(&dport->stop); round++) {
@@ -264,9 +264,12 @@ static void *engine_main(void *arg)
 			if (budget <= 0 || engine_rx(dport, (uint32_t)budget) == 0)
 				break;
 		}
-		if (engine_gpu_tx(dport, &cap_us) > 0 || round == ENGINE_ROUNDS)
+		tx_busy = engine_gpu_tx(dport, &cap_us) > 0;
+		/* GPU receive copies: send what waits for company, publish what landed */
+		inflight = engine_gpu_rx_retire(dport);
+		if (tx_busy || round == ENGINE_ROUNDS)
 			continue; /* busy: go on */
-		if (engine_gpu_rx_retire(dport) && cap_us > ENGINE_GPU_POLL_US)
+		if (inflight && cap_us > ENGINE_GPU_POLL_US)
 			cap_us = ENGINE_GPU_POLL_US; /* copies in flight: look again soon */
 		if (budget < 0) {
 			held = 0;

@@ -12,7 +12,7 @@
  *     only then publishes the completions, in order.
  * Send: the GPU posts descriptors into a TX ring in mapped host memory (softdpu/sdp_gpu_eth.h);
  * the engine thread polls it, reads each frame in place (mapped host memory) or copies it out of
- * device memory, applies the checksum offloads, honours wait-on-time, hands it to the backend and
+ * device memory (one copy per run of frames in neighbouring slots of one allocation), applies the checksum offloads, honours wait-on-time, hands it to the backend and
  * completes it. Completions go to the GPU (doca_eth_txq_gpu_set_completion_on_gpu), to the
  * application's notify/error event callbacks through doca_pe_progress, or, when neither wants
  * them, are consumed by the engine itself.
@@ -35,9 +35,12 @@ SDP_LOG_COMPONENT("eth_gpu");
 
 #define GPU_PAGE 65536u
 #define TX_POLL_MAX 64u /* descriptors per GPU send queue per engine round */
+#define TX_STAGE_BYTES (TX_POLL_MAX * SDP_ETH_MAX_FRAME) /* copies out of device memory */
+#define TX_SPAN_GAP 16384u /* bytes between frames one copy may carry along */
 
 #define RX_INFLIGHT 16u /* copy batches in flight per queue */
 #define RX_PEND (RX_INFLIGHT * SDP_ETH_RX_BURST)
+#define RX_COPY_BATCH (4u * SDP_ETH_RX_BURST) /* frames one copy carries while more come */
 
 struct sdp_eth_gpu_rxq {
 	struct doca_gpu *gpu;
@@ -75,8 +78,11 @@ struct sdp_eth_gpu_txq {
 	void *ring_gpu;
 	struct doca_gpu_eth_txq *h; /* host view */
 	void *h_gpu;
-	uint8_t *stage;		/* TX_POLL_MAX frames: copied out of device memory / checksummed */
-	void *stage_gpu;	/* (the pinned allocation of stage) */
+	uint8_t *stage;	 /* TX_STAGE_BYTES: frames copied out of device memory */
+	void *stage_gpu; /* (the pinned allocation of stage) */
+	uint8_t *csum;	 /* TX_POLL_MAX frames: checksummed copies of in-place frames */
+	struct sdp_gpu_mem_range rcache; /* the allocation the last frame was in */
+	int rcache_ok;
 	sdp_cu_stream_t stream; /* non-blocking: never waits for the application's kernels */
 	/* counters (engine thread; relaxed atomics for readers) */
 	uint64_t packets, bytes, errors;
@@ -307,7 +313,7 @@ void sdp_eth_gpu_rx_push(struct doca_eth_rxq *rxq, const struct sdp_pkt *pkt)
 
 	if (g->pkt_cpu == NULL && g->end - g->pub >= g->max_pend) {
 		/* everything staged is in flight or about to be: make room */
-		sdp_eth_gpu_rx_flush(rxq);
+		sdp_eth_gpu_rx_flush(rxq, 0);
 		if (g->end - g->pub >= g->max_pend && sdp_gpu_ctx_push(g->gpu) == DOCA_SUCCESS) {
 			rx_retire(rxq, 1);
 			sdp_gpu_ctx_pop(g->gpu);
@@ -335,13 +341,20 @@ void sdp_eth_gpu_rx_push(struct doca_eth_rxq *rxq, const struct sdp_pkt *pkt)
 	g->end++;
 }
 
-void sdp_eth_gpu_rx_flush(struct doca_eth_rxq *rxq)
+void sdp_eth_gpu_rx_flush(struct doca_eth_rxq *rxq, int more)
 {
 	struct sdp_eth_gpu_rxq *g = rxq->gpu_rx;
 	struct sdp_ring_hdr *r = rxq->ring;
 	int failed = 0;
 
 	if (g == NULL || (g->cp == g->end && g->ev_head == g->ev_tail))
+		return;
+	/*
+	 * While the backend hands over full bursts, gather up to RX_COPY_BATCH frames per copy:
+	 * the copy's fixed cost (about 1.5 us) is then shared by more frames. A short burst, an
+	 * idle backend or a full staging FIFO sends them at once.
+	 */
+	if (more && g->end - g->cp < RX_COPY_BATCH && g->end - g->pub < g->max_pend / 2)
 		return;
 	if (sdp_gpu_ctx_push(g->gpu) != DOCA_SUCCESS) {
 		if (g->copy_errors++ == 0)
@@ -395,7 +408,7 @@ int sdp_eth_gpu_rx_inflight(const struct doca_eth_rxq *rxq)
 {
 	const struct sdp_eth_gpu_rxq *g = rxq->gpu_rx;
 
-	return g != NULL && g->ev_head != g->ev_tail;
+	return g != NULL && (g->ev_head != g->ev_tail || g->cp != g->end);
 }
 
 /* ---- send ----------------------------------------------------------------------------------- */
@@ -422,8 +435,13 @@ doca_error_t sdp_eth_gpu_txq_start(const struct sdp_eth_gpu_txq_cfg *cfg,
 	t->cfg = *cfg;
 	t->dport = dport;
 	t->cu = sdp_gpu_get_cuda_api(cfg->gpu);
-	status = alloc_mapped(cfg->gpu, (size_t)TX_POLL_MAX * SDP_ETH_MAX_FRAME, &t->stage_gpu,
-			      (void **)&t->stage);
+	t->csum = malloc((size_t)TX_POLL_MAX * SDP_ETH_MAX_FRAME);
+	if (t->csum == NULL) {
+		sdp_error("eth_txq %p: out of memory", cfg->txq);
+		free(t);
+		return DOCA_ERROR_NO_MEMORY;
+	}
+	status = alloc_mapped(cfg->gpu, TX_STAGE_BYTES, &t->stage_gpu, (void **)&t->stage);
 	if (status == DOCA_SUCCESS) {
 		status = sdp_gpu_ctx_push(cfg->gpu);
 		if (status == DOCA_SUCCESS) {
@@ -437,6 +455,7 @@ doca_error_t sdp_eth_gpu_txq_start(const struct sdp_eth_gpu_txq_cfg *cfg,
 	if (status != DOCA_SUCCESS) {
 		sdp_error("eth_txq %p: no staging memory or copy stream: %s", cfg->txq,
 			  doca_error_get_descr(status));
+		free(t->csum);
 		free(t);
 		return status;
 	}
@@ -483,6 +502,7 @@ err_stage:
 		sdp_gpu_ctx_pop(cfg->gpu);
 	}
 	(void)doca_gpu_mem_free(cfg->gpu, t->stage_gpu);
+	free(t->csum);
 	free(t);
 	return status;
 }
@@ -503,6 +523,7 @@ void sdp_eth_gpu_txq_stop(struct sdp_eth_gpu_txq *t)
 	(void)doca_gpu_mem_free(gpu, t->h_gpu);
 	(void)doca_gpu_mem_free(gpu, t->ring_gpu);
 	(void)doca_gpu_mem_free(gpu, t->stage_gpu);
+	free(t->csum);
 	free(t);
 }
 
@@ -547,21 +568,77 @@ int sdp_eth_gpu_txq_progress(struct sdp_eth_gpu_txq *t)
 }
 
 /*
- * Where the CPU reads a descriptor's frame: in place (mapped host memory), or NULL with *copy_p
- * set to the device address to copy it from.
+ * Where the frame of d lives: 1 in mapped host memory (*cpu_p is its CPU address), 0 in device
+ * memory, which may be copied in one piece with the frames after it up to *hi_p (the end of
+ * the doca_gpu allocation holding it; just the frame for an address of the context that is not a
+ * doca_gpu allocation). The allocation last found is cached, valid while no allocation of the
+ * GPU has been freed since (sdp_gpu_mem_gen): no lock on the per-frame path.
  */
-static const uint8_t *frame_in_place(struct sdp_eth_gpu_txq *t, const struct sdp_ring_txd *d,
-				     sdp_cu_deviceptr_t *copy_p)
+static int frame_where(struct sdp_eth_gpu_txq *t, const struct sdp_ring_txd *d,
+		       const uint8_t **cpu_p, uint64_t *hi_p)
 {
-	struct sdp_gpu_mem_range range;
-	void *ptr = (void *)(uintptr_t)d->addr;
+	struct sdp_gpu_mem_range *rc = &t->rcache;
+	uint64_t base = (uint64_t)(uintptr_t)rc->alloc_gpu;
 
-	if (sdp_gpu_mem_lookup(t->cfg.gpu, ptr, d->len, &range) == DOCA_SUCCESS &&
-	    !range.on_device && range.cpu_ptr != NULL)
-		return range.cpu_ptr;
-	/* device memory (a doca_gpu allocation or any address of the context) */
-	*copy_p = (sdp_cu_deviceptr_t)(uintptr_t)ptr;
-	return NULL;
+	if (!t->rcache_ok || d->addr < base || d->addr + d->len > base + rc->alloc_size ||
+	    rc->gen != sdp_gpu_mem_gen(t->cfg.gpu)) {
+		if (sdp_gpu_mem_lookup(t->cfg.gpu, (void *)(uintptr_t)d->addr, d->len, rc) !=
+		    DOCA_SUCCESS) {
+			t->rcache_ok = 0;
+			*hi_p = d->addr + d->len;
+			return 0;
+		}
+		t->rcache_ok = 1;
+		base = (uint64_t)(uintptr_t)rc->alloc_gpu;
+	}
+	if (!rc->on_device && rc->alloc_cpu != NULL) {
+		*cpu_p = (const uint8_t *)rc->alloc_cpu + (d->addr - base);
+		return 1;
+	}
+	*hi_p = base + rc->alloc_size;
+	return 0;
+}
+
+/* One copy out of device memory: the bytes [src, end) to stage + dst. */
+struct tx_span {
+	uint64_t src, end, lim; /* lim: the copy may grow up to here (same allocation) */
+	uint32_t dst;
+	int open;
+};
+
+/*
+ * Issue the span's copy on the queue's stream (the context pushed on first use); on failure
+ * the frames staged in it get DRIVER / INVALID_VALUE and no frame pointer.
+ */
+static int tx_span_issue(struct sdp_eth_gpu_txq *t, struct tx_span *s, int *pushed,
+			 const uint8_t **frame, doca_error_t *status, uint32_t nframes)
+{
+	const uint8_t *lo = t->stage + s->dst, *hi = lo + (s->end - s->src);
+	doca_error_t err = DOCA_SUCCESS;
+
+	s->open = 0;
+	if (!*pushed) {
+		if (sdp_gpu_ctx_push(t->cfg.gpu) != DOCA_SUCCESS)
+			err = DOCA_ERROR_DRIVER;
+		else
+			*pushed = 1;
+	}
+	if (err == DOCA_SUCCESS && t->cu->memcpy_dtoh_async((void *)lo, (sdp_cu_deviceptr_t)s->src,
+							    (size_t)(hi - lo), t->stream) != 0) {
+		if (t->lookup_errors++ == 0)
+			sdp_error(
+				"eth_txq %p: reading packets at GPU address %p (%zu bytes) failed",
+				t->cfg.txq, (void *)(uintptr_t)s->src, (size_t)(hi - lo));
+		err = DOCA_ERROR_INVALID_VALUE;
+	}
+	if (err == DOCA_SUCCESS)
+		return 1;
+	for (uint32_t i = 0; i < nframes; i++)
+		if (frame[i] >= lo && frame[i] < hi) {
+			frame[i] = NULL;
+			status[i] = err;
+		}
+	return 0;
 }
 
 /* Send what one GPU send queue posted; returns descriptors handled. */
@@ -571,15 +648,23 @@ static unsigned int tx_poll_one(struct sdp_eth_gpu_txq *t, uint64_t *next_ns)
 	uint32_t first = 0, n = sdp_ring_tx_peek(t->ring, TX_POLL_MAX, &first), ready = 0;
 	const uint8_t *frame[TX_POLL_MAX];
 	doca_error_t status[TX_POLL_MAX];
+	struct sdp_pkt pkts[TX_POLL_MAX];
+	struct tx_span span = {0};
+	uint32_t cursor = 0; /* stage bytes used */
 	unsigned int done = 0;
 	int copies = 0, pushed = 0;
 
 	if (n == 0)
 		goto out;
-	/* 1: where each frame is; copies out of device memory go on the queue's stream */
+	/*
+	 * 1: where each frame is. Frames in device memory are copied out into the stage, one copy
+	 * per run of frames at increasing, non-overlapping addresses of one allocation with gaps
+	 * below TX_SPAN_GAP (the slots of a packet buffer, as the GPU fills them).
+	 */
 	for (; ready < n; ready++) {
 		const struct sdp_ring_txd *d = sdp_ring_tx_desc(t->ring, first + ready);
-		sdp_cu_deviceptr_t src = 0;
+		uint64_t hi = 0;
+		uint32_t dst;
 
 		if (d->send_ts_ns != 0 && d->send_ts_ns > now_ns(CLOCK_REALTIME)) {
 			if (*next_ns == 0 || d->send_ts_ns < *next_ns)
@@ -592,72 +677,89 @@ static unsigned int tx_poll_one(struct sdp_eth_gpu_txq *t, uint64_t *next_ns)
 			status[ready] = DOCA_ERROR_INVALID_VALUE;
 			continue;
 		}
-		frame[ready] = frame_in_place(t, d, &src);
-		if (frame[ready] != NULL)
+		if (frame_where(t, d, &frame[ready], &hi) == 1)
 			continue;
-		if (!pushed) {
-			if (sdp_gpu_ctx_push(t->cfg.gpu) != DOCA_SUCCESS) {
-				status[ready] = DOCA_ERROR_DRIVER;
-				continue;
-			}
-			pushed = 1;
-		}
-		frame[ready] = t->stage + (size_t)ready * SDP_ETH_MAX_FRAME;
-		if (t->cu->memcpy_dtoh_async((void *)frame[ready], src, d->len, t->stream) != 0) {
-			if (t->lookup_errors++ == 0)
-				sdp_error("eth_txq %p: reading a packet at GPU address %p failed",
-					  t->cfg.txq, (void *)(uintptr_t)d->addr);
-			status[ready] = DOCA_ERROR_INVALID_VALUE;
-			frame[ready] = NULL;
+		if (span.open && d->addr >= span.end && d->addr + d->len <= span.lim &&
+		    d->addr - span.end <= TX_SPAN_GAP &&
+		    span.dst + (d->addr + d->len - span.src) <= TX_STAGE_BYTES) {
+			frame[ready] = t->stage + span.dst + (d->addr - span.src);
+			span.end = d->addr + d->len;
 			continue;
 		}
-		copies++;
+		if (span.open) {
+			copies += tx_span_issue(t, &span, &pushed, frame, status, ready);
+			cursor = span.dst + (uint32_t)(span.end - span.src);
+		}
+		dst = (cursor + 63u) & ~63u;
+		if (dst + d->len > TX_STAGE_BYTES)
+			break; /* the stage is full: the rest next round */
+		span = (struct tx_span){
+			.src = d->addr, .end = d->addr + d->len, .lim = hi, .dst = dst, .open = 1};
+		frame[ready] = t->stage + dst;
 	}
+	if (span.open)
+		copies += tx_span_issue(t, &span, &pushed, frame, status, ready);
 	/* 2: the copies land */
 	if (copies > 0 && t->cu->stream_synchronize(t->stream) != 0) {
 		if (t->lookup_errors++ == 0)
 			sdp_error("eth_txq %p: copying packets out of device memory failed",
 				  t->cfg.txq);
 		for (uint32_t i = 0; i < ready; i++)
-			if (frame[i] == t->stage + (size_t)i * SDP_ETH_MAX_FRAME) {
+			if (frame[i] >= t->stage && frame[i] < t->stage + TX_STAGE_BYTES) {
 				frame[i] = NULL;
 				status[i] = DOCA_ERROR_DRIVER;
 			}
 	}
 	if (pushed)
 		sdp_gpu_ctx_pop(t->cfg.gpu);
-	/* 3: offloads, send, complete, in order */
-	for (uint32_t i = 0; i < ready; i++) {
-		const struct sdp_ring_txd *d = sdp_ring_tx_desc(t->ring, first + i);
-		const uint8_t *f = frame[i];
+	/* 3: offloads, then send runs of good frames in one burst each and complete in order */
+	for (uint32_t i = 0; i < ready;) {
+		uint32_t np = 0;
+		uint16_t sent;
 
-		if (f != NULL && (d->flags & (SDP_RING_TXD_F_L3_CSUM | SDP_RING_TXD_F_L4_CSUM))) {
-			uint8_t *mine = t->stage + (size_t)i * SDP_ETH_MAX_FRAME;
+		for (; i + np < ready && frame[i + np] != NULL; np++) {
+			const struct sdp_ring_txd *d = sdp_ring_tx_desc(t->ring, first + i + np);
+			uint8_t *f = (uint8_t *)(uintptr_t)frame[i + np];
 
-			if (f != mine) /* never modify the application's buffer */
-				memcpy(mine, f, d->len);
-			sdp_eth_csum_fill(mine, d->len, !!(d->flags & SDP_RING_TXD_F_L3_CSUM),
-					  !!(d->flags & SDP_RING_TXD_F_L4_CSUM));
-			f = mine;
+			if (d->flags & (SDP_RING_TXD_F_L3_CSUM | SDP_RING_TXD_F_L4_CSUM)) {
+				/* the stage is ours; never modify the application's buffer */
+				if (f < t->stage || f >= t->stage + TX_STAGE_BYTES) {
+					uint8_t *mine = t->csum + (size_t)np * SDP_ETH_MAX_FRAME;
+
+					memcpy(mine, f, d->len);
+					f = mine;
+				}
+				sdp_eth_csum_fill(f, d->len, !!(d->flags & SDP_RING_TXD_F_L3_CSUM),
+						  !!(d->flags & SDP_RING_TXD_F_L4_CSUM));
+			}
+			pkts[np] = (struct sdp_pkt){.data = f, .len = d->len};
 		}
-		if (f != NULL) {
-			struct sdp_pkt pkt = {.data = (void *)f, .len = d->len};
-			uint16_t sent;
+		if (np > 0) {
+			uint64_t bytes = 0;
 
 			pthread_mutex_lock(&dport->tx_lock);
-			sent = dport->ops->tx_burst(dport->port, 0, &pkt, 1);
-			if (sent == 1)
-				sdp_eth_dport_count_tx(dport, d->len);
+			sent = dport->ops->tx_burst(dport->port, 0, pkts, (uint16_t)np);
+			for (uint16_t k = 0; k < sent; k++) {
+				sdp_eth_dport_count_tx(dport, pkts[k].len);
+				bytes += pkts[k].len;
+			}
 			pthread_mutex_unlock(&dport->tx_lock);
-			if (sent == 0)
-				break; /* the backend is full: this one again next round */
-			cnt_add(&t->packets, 1);
-			cnt_add(&t->bytes, d->len);
-		} else {
-			cnt_add(&t->errors, 1);
+			cnt_add(&t->packets, sent);
+			cnt_add(&t->bytes, bytes);
+			for (uint16_t k = 0; k < sent; k++)
+				(void)sdp_ring_tx_complete(t->ring, first + i + k, DOCA_SUCCESS,
+							   now_ns(CLOCK_REALTIME));
+			done += sent;
+			i += sent;
+			if (sent < np)
+				break; /* the backend is full: the rest again next round */
+			continue;
 		}
+		/* a frame that failed */
+		cnt_add(&t->errors, 1);
 		(void)sdp_ring_tx_complete(t->ring, first + i, status[i], now_ns(CLOCK_REALTIME));
 		done++;
+		i++;
 	}
 out:
 	if (!t->cfg.completion_on_gpu && t->cfg.notify_cb == NULL && t->cfg.error_cb == NULL)

@@ -148,10 +148,14 @@ static inline void sdp_eth_dport_count_tx(struct sdp_eth_dport *dport, uint64_t 
 /* Start/stop the GPU side of a CYCLIC receive queue (ring and handle in mapped host memory). */
 doca_error_t sdp_eth_gpu_rxq_start(struct doca_eth_rxq *rxq);
 void sdp_eth_gpu_rxq_stop(struct doca_eth_rxq *rxq);
-/* Engine: one frame into a GPU queue's ring; flush: copies land, then completions publish. */
+/*
+ * Engine: one frame into a GPU queue's ring; flush: copies land, then completions publish.
+ * more: the backend gave a full burst (more is likely waiting): the copy may wait to carry
+ * more frames.
+ */
 void sdp_eth_gpu_rx_push(struct doca_eth_rxq *rxq, const struct sdp_pkt *pkt);
-void sdp_eth_gpu_rx_flush(struct doca_eth_rxq *rxq);
-/* Whether copies of the queue are still in flight (their completions not yet published). */
+void sdp_eth_gpu_rx_flush(struct doca_eth_rxq *rxq, int more);
+/* Whether frames of the queue are staged or copies in flight (completions not published). */
 int sdp_eth_gpu_rx_inflight(const struct doca_eth_rxq *rxq);
 /* The device address of the queue's GPU handle. */
 struct doca_gpu_eth_rxq *sdp_eth_gpu_rxq_handle(const struct doca_eth_rxq *rxq);

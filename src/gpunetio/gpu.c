@@ -65,6 +65,7 @@ struct doca_gpu {
 	struct sdp_gpu_alloc *allocs; /* live allocations, newest first */
 	size_t nr_allocs;
 	int warned_gpu_cpu; /* the GPU_CPU fallback warning was given */
+	uint64_t mem_gen;   /* bumped (atomically, lock held) by every free */
 };
 
 /* The sdp_gpu_set_cc_override value (major < 0: none). */
@@ -595,6 +596,7 @@ doca_error_t doca_gpu_mem_free(struct doca_gpu *gpu, void *memptr_gpu)
 			a = *link;
 			*link = a->next;
 			gpu->nr_allocs--;
+			__atomic_add_fetch(&gpu->mem_gen, 1, __ATOMIC_RELEASE);
 			break;
 		}
 	}
@@ -754,10 +756,19 @@ doca_error_t sdp_gpu_mem_lookup(struct doca_gpu *gpu, const void *gpu_ptr, size_
 		range_p->gpu_ptr = (void *)(uintptr_t)addr;
 		range_p->cpu_ptr =
 			a->on_device ? NULL : (char *)a->cpu_ptr + (size_t)(addr - a->gpu_addr);
+		range_p->alloc_gpu = (void *)(uintptr_t)a->gpu_addr;
+		range_p->alloc_cpu = a->on_device ? NULL : a->cpu_ptr;
+		range_p->alloc_size = a->size;
+		range_p->gen = __atomic_load_n(&gpu->mem_gen, __ATOMIC_ACQUIRE);
 		status = DOCA_SUCCESS;
 	}
 	pthread_mutex_unlock(&gpu->lock);
 	return status;
+}
+
+uint64_t sdp_gpu_mem_gen(const struct doca_gpu *gpu)
+{
+	return __atomic_load_n(&gpu->mem_gen, __ATOMIC_ACQUIRE);
 }
 
 /* ---- capability query ----------------------------------------------------------------------- */

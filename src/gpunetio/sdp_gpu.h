@@ -10,6 +10,7 @@
 #define SDP_GPU_H_
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "doca_error.h"
 #include "doca_types.h"
@@ -36,9 +37,13 @@ void sdp_gpu_ctx_pop(const struct doca_gpu *gpu);
 /* Where a range of a doca_gpu allocation lives. */
 struct sdp_gpu_mem_range {
 	enum doca_gpu_mem_type mtype; /* the type the application asked for */
-	int on_device; /* 1: device memory; 0: pinned host memory mapped to the GPU */
-	void *gpu_ptr; /* the range's GPU address */
-	void *cpu_ptr; /* its CPU address (mapped host memory), else NULL */
+	int on_device;	   /* 1: device memory; 0: pinned host memory mapped to the GPU */
+	void *gpu_ptr;	   /* the range's GPU address */
+	void *cpu_ptr;	   /* its CPU address (mapped host memory), else NULL */
+	void *alloc_gpu;   /* the whole allocation: GPU address ... */
+	void *alloc_cpu;   /* ... its CPU address (mapped host memory), else NULL ... */
+	size_t alloc_size; /* ... and size */
+	uint64_t gen;	   /* sdp_gpu_mem_gen when the lookup was made */
 };
 
 /*
@@ -48,5 +53,12 @@ struct sdp_gpu_mem_range {
  */
 doca_error_t sdp_gpu_mem_lookup(struct doca_gpu *gpu, const void *gpu_ptr, size_t size,
 				struct sdp_gpu_mem_range *range_p);
+
+/*
+ * A number that changes whenever an allocation of gpu is freed: a range found by
+ * sdp_gpu_mem_lookup stays valid (for any address inside alloc_gpu .. + alloc_size) while
+ * sdp_gpu_mem_gen still returns its gen. One atomic load, no lock: for caching on hot paths.
+ */
+uint64_t sdp_gpu_mem_gen(const struct doca_gpu *gpu);
 
 #endif /* SDP_GPU_H_ */

@@ -33,49 +33,7 @@
 #include "doca_pe.h"
 #include "softdpu/eth.h"
 
-static int failures;
-
-#define FAIL(fmt, ...)                                                                             \
-	do {                                                                                       \
-		std::fprintf(stderr, "FAIL %s:%d: " fmt "\n", __FILE__, __LINE__, ##__VA_ARGS__);  \
-		failures++;                                                                        \
-	} while (0)
-
-/* A setup step that must work: the test cannot go on without it. */
-#define CHECK(call)                                                                                \
-	do {                                                                                       \
-		doca_error_t s_ = (call);                                                          \
-		if (s_ != DOCA_SUCCESS) {                                                          \
-			FAIL("%s: %s", #call, doca_error_get_name(s_));                            \
-			std::exit(1);                                                              \
-		}                                                                                  \
-	} while (0)
-
-#define CHECK_STATUS(call, want)                                                                   \
-	do {                                                                                       \
-		doca_error_t g_ = (call);                                                          \
-		if (g_ != (want))                                                                  \
-			FAIL("%s: expected %s, got %s", #call, doca_error_get_name(want),          \
-			     doca_error_get_name(g_));                                             \
-	} while (0)
-
-#define CHECK_CUDA(call)                                                                           \
-	do {                                                                                       \
-		cudaError_t e_ = (call);                                                           \
-		if (e_ != cudaSuccess) {                                                           \
-			std::fprintf(stderr, "FAIL %s:%d: %s: %s\n", __FILE__, __LINE__, #call,    \
-				     cudaGetErrorString(e_));                                      \
-			std::exit(1);                                                              \
-		}                                                                                  \
-	} while (0)
-
-static inline double ladder_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
+#include "gpu_check.h"
 
 /* 77 without an NVIDIA driver; else the GPU handle of CUDA device 0 (its context current). */
 static inline struct doca_gpu *ladder_gpu_init(void)
@@ -83,10 +41,7 @@ static inline struct doca_gpu *ladder_gpu_init(void)
 	struct doca_gpu *gpu = NULL;
 	char bus[32];
 
-	if (access("/dev/nvidiactl", F_OK) != 0) {
-		std::printf("SKIP: no NVIDIA driver (/dev/nvidiactl is missing)\n");
-		std::exit(77);
-	}
+	gpu_check_require_driver();
 	CHECK_CUDA(cudaSetDevice(0));
 	CHECK_CUDA(cudaFree(0));
 	CHECK_CUDA(cudaDeviceGetPCIBusId(bus, sizeof(bus), 0));
@@ -167,7 +122,7 @@ static inline void ladder_rxq_destroy(struct doca_gpu *gpu, struct ladder_rxq *q
 /* Wait for a stream's work, at most timeout_s (polled every millisecond). */
 static inline bool ladder_stream_wait(cudaStream_t s, double timeout_s)
 {
-	double end = ladder_now() + timeout_s;
+	double end = host_now_s() + timeout_s;
 
 	for (;;) {
 		cudaError_t e = cudaStreamQuery(s);
@@ -178,7 +133,7 @@ static inline bool ladder_stream_wait(cudaStream_t s, double timeout_s)
 			FAIL("kernel failed: %s", cudaGetErrorString(e));
 			std::exit(1);
 		}
-		if (ladder_now() > end)
+		if (host_now_s() > end)
 			return false;
 		usleep(1000);
 	}
@@ -201,12 +156,12 @@ static inline void ladder_cpu_ctx_stop(struct doca_ctx *ctx, struct doca_pe *pe)
 {
 	enum doca_ctx_states st = DOCA_CTX_STATE_RUNNING;
 	doca_error_t s = doca_ctx_stop(ctx);
-	double end = ladder_now() + 10;
+	double end = host_now_s() + 10;
 
 	if (s != DOCA_SUCCESS && s != DOCA_ERROR_IN_PROGRESS)
 		FAIL("ctx stop: %s", doca_error_get_name(s));
 	while (doca_ctx_get_state(ctx, &st) == DOCA_SUCCESS && st != DOCA_CTX_STATE_IDLE &&
-	       ladder_now() < end) {
+	       host_now_s() < end) {
 		if (doca_pe_progress(pe) == 0)
 			usleep(200);
 	}

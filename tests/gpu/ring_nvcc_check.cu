@@ -23,6 +23,8 @@
 
 #include "softdpu/sdp_ring.h"
 
+#include "gpu_check.h"
+
 #define FRAMES 20000u
 #define RX_SLOTS 64u
 #define SLOT_SIZE 256u
@@ -156,15 +158,6 @@ __global__ void ring_consumer(struct sdp_ring_hdr *rx, struct sdp_ring_tx_hdr *t
 	}
 }
 
-#define CUDA_CHECK(call)                                                                           \
-	do {                                                                                       \
-		cudaError_t e_ = (call);                                                           \
-		if (e_ != cudaSuccess) {                                                           \
-			std::fprintf(stderr, "FAIL %s: %s\n", #call, cudaGetErrorString(e_));      \
-			std::exit(1);                                                              \
-		}                                                                                  \
-	} while (0)
-
 /*
  * CYCLIC: a deliberately slow receiver. Every frame it gets must be intact and in order; what it
  * misses the host's counters must explain (overwritten or dropped).
@@ -229,9 +222,9 @@ static int run_cyclic(void *rx_mem, uint64_t rx_size, struct result *res, void *
 		std::fprintf(stderr, "FAIL: CYCLIC ring init\n");
 		return 1;
 	}
-	CUDA_CHECK(cudaHostGetDevicePointer(&rx_dev, rx_mem, 0));
+	CHECK_CUDA(cudaHostGetDevicePointer(&rx_dev, rx_mem, 0));
 	ring_cyclic_consumer<<<1, 32>>>((struct sdp_ring_hdr *)rx_dev, (struct result *)res_dev);
-	CUDA_CHECK(cudaGetLastError());
+	CHECK_CUDA(cudaGetLastError());
 	for (uint32_t seq = 0; seq < FRAMES; seq++) {
 		uint32_t len = frame_len(seq);
 
@@ -241,7 +234,7 @@ static int run_cyclic(void *rx_mem, uint64_t rx_size, struct result *res, void *
 			usleep(10);
 	}
 	__atomic_store_n(&res->host_done, 1u, __ATOMIC_RELEASE);
-	CUDA_CHECK(cudaDeviceSynchronize());
+	CHECK_CUDA(cudaDeviceSynchronize());
 	sdp_ring_rx_counters(rx, &rc);
 	std::printf("ring_nvcc_check CYCLIC: GPU received %u (bad order %u, bad checksum %u, gaps "
 		    "%u); overwritten %llu, dropped %llu, ring-full %llu\n",
@@ -268,14 +261,6 @@ static int skip(const char *why)
 	return 77;
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 int main(void)
 {
 	struct sdp_ring_hdr *rx = nullptr;
@@ -290,21 +275,20 @@ int main(void)
 	int ndev = 0, fails = 0;
 	cudaError_t err;
 
-	if (access("/dev/nvidiactl", F_OK) != 0)
-		return skip("no NVIDIA driver (/dev/nvidiactl is missing)");
+	gpu_check_require_driver();
 	err = cudaGetDeviceCount(&ndev);
 	if (err == cudaErrorNoDevice || err == cudaErrorInsufficientDriver || ndev == 0)
 		return skip("the CUDA runtime sees no usable GPU");
-	CUDA_CHECK(err);
+	CHECK_CUDA(err);
 
 	if (sdp_ring_rx_mem_size(RX_SLOTS, SLOT_SIZE, &rx_size) != DOCA_SUCCESS ||
 	    sdp_ring_tx_mem_size(TX_DESC, &tx_size) != DOCA_SUCCESS) {
 		std::fprintf(stderr, "FAIL: ring sizes\n");
 		return 1;
 	}
-	CUDA_CHECK(cudaHostAlloc(&rx_mem, rx_size, cudaHostAllocMapped));
-	CUDA_CHECK(cudaHostAlloc(&tx_mem, tx_size, cudaHostAllocMapped));
-	CUDA_CHECK(cudaHostAlloc((void **)&res, sizeof(*res), cudaHostAllocMapped));
+	CHECK_CUDA(cudaHostAlloc(&rx_mem, rx_size, cudaHostAllocMapped));
+	CHECK_CUDA(cudaHostAlloc(&tx_mem, tx_size, cudaHostAllocMapped));
+	CHECK_CUDA(cudaHostAlloc((void **)&res, sizeof(*res), cudaHostAllocMapped));
 	std::memset(res, 0, sizeof(*res));
 	/* Start near the 32-bit wrap so the GPU crosses it. */
 	if (sdp_ring_rx_init(rx_mem, rx_size, RX_SLOTS, SLOT_SIZE, SDP_RING_MODE_BACKPRESSURE,
@@ -316,16 +300,16 @@ int main(void)
 
 	void *rx_dev = nullptr, *tx_dev = nullptr, *res_dev = nullptr;
 
-	CUDA_CHECK(cudaHostGetDevicePointer(&rx_dev, rx_mem, 0));
-	CUDA_CHECK(cudaHostGetDevicePointer(&tx_dev, tx_mem, 0));
-	CUDA_CHECK(cudaHostGetDevicePointer(&res_dev, res, 0));
+	CHECK_CUDA(cudaHostGetDevicePointer(&rx_dev, rx_mem, 0));
+	CHECK_CUDA(cudaHostGetDevicePointer(&tx_dev, tx_mem, 0));
+	CHECK_CUDA(cudaHostGetDevicePointer(&res_dev, res, 0));
 	ring_consumer<<<1, 32>>>((struct sdp_ring_hdr *)rx_dev, (struct sdp_ring_tx_hdr *)tx_dev,
 				 (struct result *)res_dev);
-	CUDA_CHECK(cudaGetLastError());
+	CHECK_CUDA(cudaGetLastError());
 
 	/* The engine: push frames (retry a dropped one after a pause), complete descriptors. */
-	deadline = now_s() + 30.0;
-	while ((seq < FRAMES || done_tx < FRAMES) && now_s() < deadline) {
+	deadline = host_now_s() + 30.0;
+	while ((seq < FRAMES || done_tx < FRAMES) && host_now_s() < deadline) {
 		int busy = 0;
 		uint32_t pos, n;
 
@@ -353,7 +337,7 @@ int main(void)
 		if (!busy)
 			usleep(20);
 	}
-	CUDA_CHECK(cudaDeviceSynchronize());
+	CHECK_CUDA(cudaDeviceSynchronize());
 
 	sdp_ring_rx_counters(rx, &rc);
 	sdp_ring_tx_counters(tx, &tc);

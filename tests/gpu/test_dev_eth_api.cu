@@ -38,6 +38,8 @@
 #include "doca_gpunetio_dev_eth_rxq.cuh"
 #include "doca_gpunetio_dev_eth_txq.cuh"
 
+#include "gpu_check.h"
+
 #define RX_SLOTS 64u
 #define SLOT_SIZE 128u
 #define STREAM_FRAMES 20000u
@@ -54,15 +56,6 @@
 #define TX_FRAME 64u
 #define LL_THREADS 32u
 #define LL_ROUNDS 20u
-
-#define CUDA_CHECK(call)                                                                           \
-	do {                                                                                       \
-		cudaError_t e_ = (call);                                                           \
-		if (e_ != cudaSuccess) {                                                           \
-			std::fprintf(stderr, "FAIL %s: %s\n", #call, cudaGetErrorString(e_));      \
-			std::exit(1);                                                              \
-		}                                                                                  \
-	} while (0)
 
 static int g_fails;
 
@@ -438,14 +431,6 @@ __global__ void tx_lowlevel(struct doca_gpu_eth_txq *txq, uint64_t frames_dev,
 
 /* ---- host: the engine ------------------------------------------------------------------------ */
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 struct tx_seen {
 	uint32_t count;
 	uint64_t pos;
@@ -528,9 +513,9 @@ static void *mapped(size_t size, uint64_t *dev)
 {
 	void *p = nullptr, *d = nullptr;
 
-	CUDA_CHECK(cudaHostAlloc(&p, size, cudaHostAllocMapped));
+	CHECK_CUDA(cudaHostAlloc(&p, size, cudaHostAllocMapped));
 	std::memset(p, 0, size);
-	CUDA_CHECK(cudaHostGetDevicePointer(&d, p, 0));
+	CHECK_CUDA(cudaHostGetDevicePointer(&d, p, 0));
 	*dev = (uint64_t)(uintptr_t)d;
 	return p;
 }
@@ -579,19 +564,19 @@ static struct rx_params rx_params_of(const struct rxq_setup *s, uint32_t total, 
 static void push(struct sdp_ring_hdr *ring, uint32_t seq, bool retry)
 {
 	uint8_t f[SLOT_SIZE];
-	double deadline = now_s() + 30.0;
+	double deadline = host_now_s() + 30.0;
 
 	frame_fill(f, seq);
 	while (!sdp_ring_rx_push(ring, f, frame_len(seq), frame_len(seq), 0, TS_BASE + seq) &&
-	       retry && now_s() < deadline)
+	       retry && host_now_s() < deadline)
 		usleep(2);
 }
 
 static void wait_word(volatile unsigned int *w, double limit_s)
 {
-	double deadline = now_s() + limit_s;
+	double deadline = host_now_s() + limit_s;
 
-	while (*w == 0 && now_s() < deadline)
+	while (*w == 0 && host_now_s() < deadline)
 		usleep(100);
 }
 
@@ -602,12 +587,12 @@ static void test_rx_exact(struct rxq_setup *s, struct rx_result *res, uint64_t r
 	for (uint32_t seq = 0; seq < 40; seq++)
 		push(s->ring, seq, false);
 	rx_exact<<<1, 1>>>(rx_params_of(s, 40, 16, 1000000, 0, 0), (struct rx_result *)res_dev);
-	CUDA_CHECK(cudaGetLastError());
+	CHECK_CUDA(cudaGetLastError());
 	wait_word(&res->batches, 10.0);
 	for (uint32_t seq = 40; seq < 80; seq++)
 		push(s->ring, seq, true);
 	__atomic_store_n(&res->host_done, 1u, __ATOMIC_RELEASE);
-	CUDA_CHECK(cudaDeviceSynchronize());
+	CHECK_CUDA(cudaDeviceSynchronize());
 	std::printf("rx exact: counts %u %u %u %u, empty(timeout 0) %u in %.1f ms, max 0 -> %u in "
 		    "%.1f ms\n",
 		    res->counts[0], res->counts[1], res->counts[2], res->counts[3], res->counts[4],
@@ -640,14 +625,14 @@ static void test_rx_stream(struct rxq_setup *s, struct rx_result *res, uint64_t 
 	rx_stream<scope><<<1, threads>>>(
 		rx_params_of(s, STREAM_FRAMES, max, 200000, cyclic, cyclic ? 100000 : 0),
 		(struct rx_result *)res_dev);
-	CUDA_CHECK(cudaGetLastError());
+	CHECK_CUDA(cudaGetLastError());
 	for (uint32_t seq = 0; seq < STREAM_FRAMES; seq++) {
 		push(s->ring, seq, !cyclic);
 		if (cyclic && seq % 32 == 31)
 			usleep(5);
 	}
 	__atomic_store_n(&res->host_done, 1u, __ATOMIC_RELEASE);
-	CUDA_CHECK(cudaDeviceSynchronize());
+	CHECK_CUDA(cudaDeviceSynchronize());
 	sdp_ring_rx_counters(s->ring, &rc);
 	std::printf("rx %s: received %u in %u batches (status %u, >max %u, seq %u, attr %u, "
 		    "accessors %u, payload %u, gaps %u, timed out %u); ring: packets %llu "
@@ -700,7 +685,7 @@ static void test_rx(void)
 	s.h->magic = 0;
 	rx_invalid<<<1, 64>>>((struct doca_gpu_eth_rxq *)(uintptr_t)s.h_dev,
 			      (struct rx_result *)res_dev);
-	CUDA_CHECK(cudaDeviceSynchronize());
+	CHECK_CUDA(cudaDeviceSynchronize());
 	EXPECT(res->counts[0] == DOCA_ERROR_INVALID_VALUE &&
 		       res->counts[1] == DOCA_ERROR_INVALID_VALUE && res->counts[2] == 0,
 	       "stopped / NULL handle: %u %u (n %u)", res->counts[0], res->counts[1],
@@ -795,8 +780,8 @@ static void tx_run(struct txq_setup *s, struct tx_engine *e, struct tx_result *r
 	tx_send<scope><<<TX_BLOCKS, TX_THREADS>>>(
 		(struct doca_gpu_eth_txq *)(uintptr_t)s->h_dev,
 		e->frames_dev + (uint64_t)run * TX_PER_RUN * TX_FRAME, (struct tx_result *)res_dev);
-	CUDA_CHECK(cudaGetLastError());
-	CUDA_CHECK(cudaDeviceSynchronize());
+	CHECK_CUDA(cudaGetLastError());
+	CHECK_CUDA(cudaDeviceSynchronize());
 	check_tx_run(e, res, run, name);
 }
 
@@ -837,7 +822,7 @@ static void test_tx(void)
 	tx_misc<<<1, 1>>>((struct doca_gpu_eth_txq *)(uintptr_t)s.h_dev,
 			  (struct doca_gpu_eth_txq *)(uintptr_t)(s.h_dev + sizeof(*s.h)),
 			  frames_dev + (nframes - 1) * TX_FRAME, when, (struct tx_result *)res_dev);
-	CUDA_CHECK(cudaDeviceSynchronize());
+	CHECK_CUDA(cudaDeviceSynchronize());
 	{
 		uint64_t want =
 			host_bswap64((when % 1000000000ull) | ((when / 1000000000ull) << 32));
@@ -864,8 +849,8 @@ static void test_tx(void)
 	std::memset(res, 0, sizeof(*res));
 	tx_lowlevel<<<1, LL_THREADS>>>((struct doca_gpu_eth_txq *)(uintptr_t)ll.h_dev, frames_dev,
 				       (struct tx_result *)res_dev);
-	CUDA_CHECK(cudaGetLastError());
-	CUDA_CHECK(cudaDeviceSynchronize());
+	CHECK_CUDA(cudaGetLastError());
+	CHECK_CUDA(cudaDeviceSynchronize());
 	{
 		uint32_t bad = 0;
 
@@ -908,12 +893,9 @@ int main(void)
 	cudaError_t err;
 
 	setvbuf(stdout, nullptr, _IONBF, 0);
-	if (access("/dev/nvidiactl", F_OK) != 0) {
-		std::printf("SKIP: no NVIDIA driver (/dev/nvidiactl is missing)\n");
-		return 77;
-	}
+	gpu_check_require_driver();
 	err = cudaGetDeviceCount(&ndev);
-	CUDA_CHECK(err);
+	CHECK_CUDA(err);
 	if (ndev == 0) {
 		std::fprintf(stderr, "FAIL: /dev/nvidiactl exists but no CUDA device\n");
 		return 1;

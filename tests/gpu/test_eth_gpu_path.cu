@@ -42,40 +42,7 @@
 #include "softdpu/eth.h"
 #include "softdpu/sdp_gpu_eth.h"
 
-static int failures;
-
-#define FAIL(fmt, ...)                                                                             \
-	do {                                                                                       \
-		std::fprintf(stderr, "FAIL %s:%d: " fmt "\n", __FILE__, __LINE__, ##__VA_ARGS__);  \
-		failures++;                                                                        \
-	} while (0)
-
-#define CHECK(call)                                                                                \
-	do {                                                                                       \
-		doca_error_t s_ = (call);                                                          \
-		if (s_ != DOCA_SUCCESS) {                                                          \
-			FAIL("%s: %s", #call, doca_error_get_name(s_));                            \
-			std::exit(1);                                                              \
-		}                                                                                  \
-	} while (0)
-
-#define CHECK_STATUS(call, want)                                                                   \
-	do {                                                                                       \
-		doca_error_t g_ = (call);                                                          \
-		if (g_ != (want))                                                                  \
-			FAIL("%s: expected %s, got %s", #call, doca_error_get_name(want),          \
-			     doca_error_get_name(g_));                                             \
-	} while (0)
-
-#define CHECK_CUDA(call)                                                                           \
-	do {                                                                                       \
-		cudaError_t e_ = (call);                                                           \
-		if (e_ != cudaSuccess) {                                                           \
-			std::fprintf(stderr, "FAIL %s:%d: %s: %s\n", __FILE__, __LINE__, #call,    \
-				     cudaGetErrorString(e_));                                      \
-			std::exit(1);                                                              \
-		}                                                                                  \
-	} while (0)
+#include "gpu_check.h"
 
 #define FLEN 128
 #define NFRAMES 20000
@@ -221,21 +188,13 @@ static void send_done(struct doca_eth_txq_task_send *t, union doca_data u, union
 	g_sent++;
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 /* Send n frames with seq 0..n-1 from A's CPU txq (tasks recycled as they complete). */
 static void cpu_send(struct doca_eth_txq *txq, uint32_t n)
 {
 	int before = g_sent;
-	double end = now_s() + 60;
+	double end = host_now_s() + 60;
 
-	for (uint32_t i = 0; i < n && now_s() < end;) {
+	for (uint32_t i = 0; i < n && host_now_s() < end;) {
 		struct doca_eth_txq_task_send *t = NULL;
 		struct doca_buf *b = NULL;
 		uint8_t *mem = g_host_mem + (size_t)(i % 512) * FLEN;
@@ -251,7 +210,7 @@ static void cpu_send(struct doca_eth_txq *txq, uint32_t n)
 		CHECK(doca_task_submit(doca_eth_txq_task_send_as_doca_task(t)));
 		i++;
 	}
-	while (g_sent - before < (int)n && now_s() < end)
+	while (g_sent - before < (int)n && host_now_s() < end)
 		if (!doca_pe_progress(g_pe))
 			usleep(50);
 	if (g_sent - before != (int)n)
@@ -447,8 +406,8 @@ static void test_tx(uint32_t n)
 	CHECK_CUDA(cudaMallocManaged(&ctr, 3 * sizeof(uint32_t)));
 	std::memset(ctr, 0, 3 * sizeof(uint32_t));
 	tx_kernel<<<1, 1>>>(h, (const uint8_t *)fr_gpu, n, 60000000000ull, ctr, ctr + 1, ctr + 2);
-	end = now_s() + 60;
-	while (g_recv < (int)n && now_s() < end)
+	end = host_now_s() + 60;
+	while (g_recv < (int)n && host_now_s() < end)
 		if (!doca_pe_progress(g_pe))
 			usleep(50);
 	CHECK_CUDA(cudaDeviceSynchronize());
@@ -483,10 +442,7 @@ int main(void)
 	uint32_t n = 0;
 	char decls[256], na[32], nb[32], bus[32];
 
-	if (access("/dev/nvidiactl", F_OK) != 0) {
-		std::printf("SKIP: no NVIDIA driver (/dev/nvidiactl is missing)\n");
-		return 77;
-	}
+	gpu_check_require_driver();
 	CHECK_CUDA(cudaFree(0));
 	CHECK_CUDA(cudaDeviceGetPCIBusId(bus, sizeof(bus), 0));
 	CHECK(doca_gpu_create(bus, &g_gpu));

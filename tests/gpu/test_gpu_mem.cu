@@ -24,31 +24,7 @@
 #include "doca_log.h"
 #include "softdpu/gpunetio.h"
 
-static int failures;
-
-#define FAIL(fmt, ...)                                                                             \
-	do {                                                                                       \
-		std::fprintf(stderr, "FAIL %s:%d: " fmt "\n", __FILE__, __LINE__, ##__VA_ARGS__);  \
-		failures++;                                                                        \
-	} while (0)
-
-#define CHECK_STATUS(call, want)                                                                   \
-	do {                                                                                       \
-		doca_error_t got_ = (call);                                                        \
-		if (got_ != (want))                                                                \
-			FAIL("%s: expected %s, got %s", #call, doca_error_get_name(want),          \
-			     doca_error_get_name(got_));                                           \
-	} while (0)
-
-#define CHECK_CUDA(call)                                                                           \
-	do {                                                                                       \
-		cudaError_t e_ = (call);                                                           \
-		if (e_ != cudaSuccess) {                                                           \
-			std::fprintf(stderr, "FAIL %s:%d: %s: %s\n", __FILE__, __LINE__, #call,    \
-				     cudaGetErrorString(e_));                                      \
-			std::exit(1);                                                              \
-		}                                                                                  \
-	} while (0)
+#include "gpu_check.h"
 
 /* What the SDK backend printed (the GPU_CPU fallback warning is counted). */
 static char sdk_buf[4096];
@@ -318,10 +294,7 @@ int main(void)
 	pthread_t th;
 	int ndev = 0, major = 0, minor = 0;
 
-	if (access("/dev/nvidiactl", F_OK) != 0) {
-		std::printf("SKIP: no NVIDIA driver (/dev/nvidiactl is missing)\n");
-		return 77;
-	}
+	gpu_check_require_driver();
 	CHECK_STATUS(
 		doca_log_backend_create_with_buf_sdk(sdk_buf, sizeof(sdk_buf), sdk_flush, &sdk),
 		DOCA_SUCCESS);

@@ -158,8 +158,8 @@ static void test_teardown(const char *na, const char *nb)
 		CHECK(doca_eth_txq_task_send_allocate_init(ctxq, b, (union doca_data){0}, &t));
 		CHECK(doca_task_submit(doca_eth_txq_task_send_as_doca_task(t)));
 	}
-	end = ladder_now() + 10;
-	while ((g_sent < 16 || DOCA_GPUNETIO_VOLATILE(*packets) < 16) && ladder_now() < end)
+	end = host_now_s() + 10;
+	while ((g_sent < 16 || DOCA_GPUNETIO_VOLATILE(*packets) < 16) && host_now_s() < end)
 		if (doca_pe_progress(g_pe) == 0)
 			usleep(200);
 

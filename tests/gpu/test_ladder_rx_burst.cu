@@ -132,26 +132,26 @@ static void run(const char *gen, uint64_t count, enum sdp_eth_overflow mode, boo
 	CHECK_CUDA(cudaStreamSynchronize(g_stream));
 	ladder_flag_alloc(g_gpu, &flag);
 
-	t0 = ladder_now();
+	t0 = host_now_s();
 	ladder_rxq_start(g_gpu, dev, slots, 2048, DOCA_GPU_MEM_TYPE_GPU, mode, &q);
 	if (late) {
 		/* the engine drains the generator into the ring, overwriting as it goes */
-		end = ladder_now() + 30;
+		end = host_now_s() + 30;
 		do {
 			usleep(10000);
 			CHECK(sdp_eth_dev_get_port_counters(dev, &pc));
-		} while (pc.rx_packets < count && ladder_now() < end);
+		} while (pc.rx_packets < count && host_now_s() < end);
 		usleep(100000);
 	}
 	burst_kernel<<<1, THREADS, 0, g_stream>>>(q.gpu_handle, flag.gpu, seen, count, res);
 	CHECK_CUDA(cudaGetLastError());
 
 	/* done when every packet is seen, overwritten or dropped (bounded) */
-	end = ladder_now() + (count > 100000 ? 240 : 30);
+	end = host_now_s() + (count > 100000 ? 240 : 30);
 	for (;;) {
 		CHECK(sdp_eth_rxq_get_counters(q.rxq, &c));
 		if (DOCA_GPUNETIO_VOLATILE(res->packets) + c.overwrites + c.drops >= count ||
-		    DOCA_GPUNETIO_VOLATILE(res->error) != 0 || ladder_now() > end)
+		    DOCA_GPUNETIO_VOLATILE(res->error) != 0 || host_now_s() > end)
 			break;
 		usleep(2000);
 	}
@@ -161,7 +161,7 @@ static void run(const char *gen, uint64_t count, enum sdp_eth_overflow mode, boo
 		FAIL("the kernel did not stop within 5 s of its exit flag");
 		std::exit(1);
 	}
-	secs = ladder_now() - t0;
+	secs = host_now_s() - t0;
 	CHECK(sdp_eth_rxq_get_counters(q.rxq, &c));
 
 	seen_host = (uint8_t *)std::malloc(seen_size);

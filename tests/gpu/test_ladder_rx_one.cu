@@ -84,8 +84,8 @@ static void run_kernel(struct ladder_rxq *q, struct rx_one_result *res, void (*s
 	CHECK_CUDA(cudaGetLastError());
 	if (send != NULL)
 		send();
-	end = ladder_now() + 10;
-	while (DOCA_GPUNETIO_VOLATILE(res->packets) == 0 && ladder_now() < end)
+	end = host_now_s() + 10;
+	while (DOCA_GPUNETIO_VOLATILE(res->packets) == 0 && host_now_s() < end)
 		usleep(1000);
 	usleep(300000);
 	DOCA_GPUNETIO_VOLATILE(*flag.cpu) = 1;
@@ -173,13 +173,13 @@ static void send_one(void)
 {
 	struct doca_eth_txq_task_send *t = NULL;
 	struct doca_buf *b = NULL;
-	double end = ladder_now() + 10;
+	double end = host_now_s() + 10;
 
 	g_sent = 0;
 	CHECK(doca_buf_inventory_buf_get_by_data(g_inv, g_mmap, g_frame, FRAME_LEN, &b));
 	CHECK(doca_eth_txq_task_send_allocate_init(g_txq, b, (union doca_data){0}, &t));
 	CHECK(doca_task_submit(doca_eth_txq_task_send_as_doca_task(t)));
-	while (g_sent == 0 && ladder_now() < end)
+	while (g_sent == 0 && host_now_s() < end)
 		if (doca_pe_progress(g_pe) == 0)
 			usleep(100);
 	if (g_sent != 1)

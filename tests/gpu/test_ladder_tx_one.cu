@@ -163,12 +163,12 @@ static void run(struct doca_gpu *gpu, struct doca_dev *da, struct doca_dev *db, 
 		FAIL("the send kernel did not finish within 10 s");
 		std::exit(1);
 	}
-	end = ladder_now() + 10;
-	while (g_recv < 1 && ladder_now() < end)
+	end = host_now_s() + 10;
+	while (g_recv < 1 && host_now_s() < end)
 		if (doca_pe_progress(g_pe) == 0)
 			usleep(100);
-	end = ladder_now() + 0.2; /* and nothing more */
-	while (ladder_now() < end)
+	end = host_now_s() + 0.2; /* and nothing more */
+	while (host_now_s() < end)
 		if (doca_pe_progress(g_pe) == 0)
 			usleep(100);
 	CHECK(sdp_eth_txq_get_counters(txq, &tc));

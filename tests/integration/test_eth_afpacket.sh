@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # libdoca_eth on afpacket devices over a veth pair between two network namespaces made for this
-# run:
+# run (netns_lib.sh):
 #
 #   test_eth_afpacket.sh <test_eth_afpacket program>
 #
@@ -14,68 +14,10 @@ set -u
 
 prog=${1:?usage: $0 <test_eth_afpacket program>}
 
-if [ "$(id -u)" -ne 0 ]; then
-	echo "SKIP: creating network namespaces needs root"
-	exit 77
-fi
-if ! command -v ip >/dev/null 2>&1; then
-	echo "SKIP: ip (iproute2) not found"
-	exit 77
-fi
+# shellcheck source-path=SCRIPTDIR source=netns_lib.sh
+. "$(dirname "$0")/netns_lib.sh"
 
-tag=sde$$
-nsa=${tag}a
-nsb=${tag}b
-ifa=${tag}a
-ifb=${tag}b
-x=$((($$ >> 8) & 255))
-y=$(($$ & 255))
-ipa=10.$x.$y.1
-ipb=10.$x.$y.2
-maca=$(printf '02:53:45:%02x:%02x:01' "$x" "$y")
-macb=$(printf '02:53:45:%02x:%02x:02' "$x" "$y")
-
-cleanup() {
-	ip netns del "$nsa" 2>/dev/null
-	ip netns del "$nsb" 2>/dev/null
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-if ! err=$(ip netns add "$nsa" 2>&1); then
-	echo "SKIP: cannot create a network namespace: $err"
-	exit 77
-fi
-
-fail() {
-	echo "FAIL: $*" >&2
-	exit 1
-}
-
-ip netns add "$nsb" || fail "ip netns add $nsb"
-for ns in "$nsa" "$nsb"; do
-	# IPv6 off before the veth exists, so its ends never send neighbour discovery
-	if [ -d /proc/sys/net/ipv6 ]; then
-		ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 \
-			net.ipv6.conf.default.disable_ipv6=1 || fail "disable IPv6 in $ns"
-	fi
-done
-ip -n "$nsa" link add "$ifa" address "$maca" type veth peer name "$ifb" address "$macb" \
-	netns "$nsb" || fail "create veth $ifa/$ifb"
-ip -n "$nsa" addr add "$ipa/24" dev "$ifa" || fail "address $ipa"
-ip -n "$nsb" addr add "$ipb/24" dev "$ifb" || fail "address $ipb"
-ip -n "$nsa" neigh add "$ipb" lladdr "$macb" dev "$ifa" nud permanent || fail "neighbour a"
-ip -n "$nsb" neigh add "$ipa" lladdr "$maca" dev "$ifb" nud permanent || fail "neighbour b"
-ip -n "$nsa" link set "$ifa" up || fail "link $ifa up"
-ip -n "$nsb" link set "$ifb" up || fail "link $ifb up"
-
-# carrier: bounded wait for both ends
-for _ in $(seq 100); do
-	if [ "$(ip netns exec "$nsa" cat "/sys/class/net/$ifa/operstate")" = up ] &&
-		[ "$(ip netns exec "$nsb" cat "/sys/class/net/$ifb/operstate")" = up ]; then
-		break
-	fi
-	sleep 0.05
-done
+netns_veth_setup "sde$$" 02:53:45
+netns_wait_carrier
 
 ip netns exec "$nsa" "$prog" "$ifa" "$ifb" "$nsb" "$maca" "$macb"

@@ -22,6 +22,7 @@
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #include "sdp_gen_payload.h"
+#include "sdp_gen_frame.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -79,8 +80,9 @@ struct sdp_eth_port {
 	uint64_t tick_ns;
 	uint64_t tokens; /* in frame-nanoseconds: one frame costs NSEC */
 	uint64_t tokens_max;
-	uint64_t last_ns; /* CLOCK_MONOTONIC of the last refill */
-	uint8_t *scratch; /* one frame, for engine buffers smaller than size */
+	uint64_t last_ns;	    /* CLOCK_MONOTONIC of the last refill */
+	uint8_t *scratch;	    /* one frame, for engine buffers smaller than size */
+	struct sdp_gen_frame frame; /* the frame builder (RX ports) */
 };
 
 static pthread_mutex_t g_gen_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -207,97 +209,14 @@ static uint64_t now_ns(clockid_t clock)
 	return (uint64_t)ts.tv_sec * NSEC + (uint64_t)ts.tv_nsec;
 }
 
-/* Ones' complement sum of big-endian 16-bit words (a last odd byte padded), not folded. */
-static uint64_t csum_add(uint64_t sum, const uint8_t *p, size_t len)
-{
-	size_t i = 0;
-
-	for (; i + 1 < len; i += 2)
-		sum += (uint32_t)p[i] << 8 | p[i + 1];
-	if (i < len)
-		sum += (uint32_t)p[i] << 8;
-	return sum;
-}
-
-static uint16_t csum_fold(uint64_t sum)
-{
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return (uint16_t)sum;
-}
-
-static void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
 static uint16_t get16(const uint8_t *p)
 {
 	return (uint16_t)(p[0] << 8 | p[1]);
 }
 
-static void put32(uint8_t *p, uint32_t v)
-{
-	put16(p, (uint16_t)(v >> 16));
-	put16(p + 2, (uint16_t)v);
-}
-
 static uint32_t get32(const uint8_t *p)
 {
 	return (uint32_t)get16(p) << 16 | get16(p + 2);
-}
-
-/* The UDP checksum of a datagram of udp_len bytes at udp, with the IPv4 pseudo-header. */
-static uint16_t udp_csum(const uint8_t *ip, const uint8_t *udp, uint16_t udp_len)
-{
-	uint64_t sum = csum_add(0, ip + 12, 8); /* source and destination addresses */
-
-	sum += 17 + udp_len;
-	sum = csum_add(sum, udp, udp_len);
-	return (uint16_t)~csum_fold(sum);
-}
-
-/* Write frame number seq of the configuration into f (cfg->size bytes). */
-static void gen_frame(const struct gen_cfg *cfg, uint64_t seq, uint8_t *f)
-{
-	uint8_t *ip = f + 14, *udp = ip + 20, *pl = udp + 8;
-	uint16_t udp_len = (uint16_t)(cfg->size - 14 - 20);
-	uint16_t flow = (uint16_t)(seq % cfg->flows);
-	uint16_t c;
-
-	memcpy(f, cfg->mac, 6);
-	memcpy(f + 6, cfg->src_mac, 6);
-	put16(f + 12, 0x0800);
-
-	ip[0] = 0x45;
-	ip[1] = 0;
-	put16(ip + 2, (uint16_t)(cfg->size - 14));
-	put16(ip + 4, (uint16_t)seq);
-	put16(ip + 6, 0x4000); /* DF */
-	ip[8] = 64;
-	ip[9] = 17;
-	put16(ip + 10, 0);
-	memcpy(ip + 12, &cfg->src_ip, 4);
-	memcpy(ip + 16, &cfg->dst_ip, 4);
-	put16(ip + 10, (uint16_t)~csum_fold(csum_add(0, ip, 20)));
-
-	put16(udp, (uint16_t)(cfg->sport + flow));
-	put16(udp + 2, cfg->dport);
-	put16(udp + 4, udp_len);
-	put16(udp + 6, 0);
-
-	put32(pl + SDP_GEN_OFF_MAGIC, SDP_GEN_MAGIC);
-	put32(pl + SDP_GEN_OFF_SEQ, (uint32_t)(seq >> 32));
-	put32(pl + SDP_GEN_OFF_SEQ + 4, (uint32_t)seq);
-	put16(pl + SDP_GEN_OFF_FLOW, flow);
-	for (uint32_t k = SDP_GEN_HDR_LEN; k < (uint32_t)udp_len - 8; k++)
-		pl[k] = (uint8_t)(seq + k);
-	put32(pl + SDP_GEN_OFF_CHECK,
-	      sdp_gen_check(pl + SDP_GEN_OFF_MAGIC, (size_t)udp_len - 8 - SDP_GEN_OFF_MAGIC));
-
-	c = udp_csum(ip, udp, udp_len);
-	put16(udp + 6, c == 0 ? 0xffff : c);
 }
 
 /* -1: no gen payload; 0: an intact gen frame; 1: a gen frame that fails a check. */
@@ -322,12 +241,12 @@ static int gen_verify(const uint8_t *f, uint32_t len)
 	if (get32(pl + SDP_GEN_OFF_MAGIC) != SDP_GEN_MAGIC)
 		return -1;
 
-	if (csum_fold(csum_add(0, ip, ihl)) != 0xffff)
+	if (sdp_gen_frame_fold(sdp_gen_frame_sum16(0, ip, ihl)) != 0xffff)
 		return 1;
 	if (get16(udp + 6) != 0) {
-		uint64_t sum = csum_add(0, ip + 12, 8) + 17 + udp_len;
+		uint64_t sum = sdp_gen_frame_sum16(0, ip + 12, 8) + 17 + udp_len;
 
-		if (csum_fold(csum_add(sum, udp, udp_len)) != 0xffff)
+		if (sdp_gen_frame_fold(sdp_gen_frame_sum16(sum, udp, udp_len)) != 0xffff)
 			return 1;
 	}
 	if (get32(pl + SDP_GEN_OFF_CHECK) !=
@@ -374,6 +293,11 @@ static doca_error_t gen_port_open(void *dev_priv, const struct sdp_eth_port_cfg 
 		status = DOCA_ERROR_NO_MEMORY;
 		goto err_free_port;
 	}
+	if (port->nb_rxq != 0)
+		/* the tables of frames of this size (gen_parse checked the size and flows) */
+		sdp_gen_frame_init(&port->frame, dev->cfg.size, dev->cfg.mac, dev->cfg.src_mac,
+				   dev->cfg.src_ip, dev->cfg.dst_ip, dev->cfg.sport, dev->cfg.dport,
+				   dev->cfg.flows);
 	if (dev->cfg.rate != 0 && port->nb_rxq != 0) {
 		struct itimerspec its = {0};
 
@@ -495,11 +419,11 @@ static uint16_t gen_rx_burst(struct sdp_eth_port *port, uint16_t q, struct sdp_p
 		struct sdp_pkt *pkt = &pkts[i];
 
 		if (pkt->data != NULL && pkt->cap >= cfg->size) {
-			gen_frame(cfg, port->seq, pkt->data);
+			sdp_gen_frame_build(&port->frame, port->seq, pkt->data);
 			pkt->len = cfg->size;
 			pkt->flags = 0;
 		} else {
-			gen_frame(cfg, port->seq, port->scratch);
+			sdp_gen_frame_build(&port->frame, port->seq, port->scratch);
 			pkt->len = pkt->data != NULL ? pkt->cap : 0;
 			if (pkt->len != 0)
 				memcpy(pkt->data, port->scratch, pkt->len);
