@@ -2,7 +2,8 @@
 # Build what a GPU machine needs and run the GPU tests there, in one call (the device tool's
 # machine: Ubuntu with CUDA, gcc, meson and ninja, nothing else): the unit suite, the gpu suite
 # (per GPU with --all-gpus), the GPUNetIO samples on loop and gen devices, and the GPU benchmarks
-# (bench/gpunetio.sh, when present). Writes its logs to $OUT (or ./build-gpu-logs) so they come
+# (bench/gpunetio.sh, when present), then checks that no process holds a GPU and that each
+# card's used memory is back where it started. Writes its logs to $OUT (or ./build-gpu-logs) so they come
 # back, and ends with the count line "N passed, N failed, N skipped". Exit status: nonzero if
 # anything failed.
 #   bash tests/gpu/run.sh [--all-gpus] [--no-bench]
@@ -64,6 +65,9 @@ command -v "$MESON" >/dev/null 2>&1 || MESON="python3 -m mesonbuild.mesonmain"
 	echo "nvcc: $(/usr/local/cuda/bin/nvcc --version | tail -1)"
 	command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=index,name,pci.bus_id,driver_version,memory.total,memory.used --format=csv
 } | tee "$out/gpu-env.txt"
+# What each GPU holds before anything runs (compared at the end: nothing may be left behind).
+command -v nvidia-smi >/dev/null &&
+	nvidia-smi --query-gpu=index,memory.used --format=csv,noheader >"$out/gpu-mem-before.txt"
 
 rm -rf "$builddir"
 if ! $MESON setup "$builddir" -Dgpu_only=true -Dwerror=true >"$out/gpu-setup.log" 2>&1; then
@@ -125,8 +129,28 @@ if [ "$bench" = 1 ] && [ -f bench/gpunetio.sh ]; then
 	step bench:gpunetio "$out/gpu-bench.log" bash bench/gpunetio.sh --build "$builddir"
 	tail -30 "$out/gpu-bench.log"
 fi
-command -v nvidia-smi >/dev/null &&
-	nvidia-smi --query-gpu=index,memory.used --format=csv | tee "$out/gpu-after.txt"
+# Afterwards no process holds a GPU and each card's memory is back where it started (the
+# driver may take a moment to reclaim an exited process's memory: 10 s at most).
+gpu_released() {
+	local i
+	for ((i = 0; i < 20; i++)); do
+		nvidia-smi --query-gpu=index,memory.used --format=csv,noheader >"$out/gpu-mem-after.txt"
+		if [ -z "$(nvidia-smi --query-compute-apps=pid --format=csv,noheader)" ] &&
+			cmp -s "$out/gpu-mem-before.txt" "$out/gpu-mem-after.txt"; then
+			cat "$out/gpu-mem-after.txt"
+			return 0
+		fi
+		sleep 0.5
+	done
+	echo "before:"; cat "$out/gpu-mem-before.txt"
+	echo "after:"; cat "$out/gpu-mem-after.txt"
+	nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv
+	return 1
+}
+if command -v nvidia-smi >/dev/null; then
+	step gpu:released "$out/gpu-released.log" gpu_released
+	cat "$out/gpu-released.log"
+fi
 [ "$failed" -gt 0 ] && status=1
 echo "$passed passed, $failed failed, $skipped skipped" | tee "$out/gpu-count.txt"
 exit $status
