@@ -13,6 +13,8 @@
 #   gpunetio_tx  TX at the same sizes with 1 and 4 gen devices from device memory (mapped host
 #                memory at 64 and 1514 B); peers: the PCIe D2H ceiling, one copy per frame,
 #                one copy per 64 neighbouring frames
+#   gpunetio_multi every GPU alone, then all together (64 and 1514 B, 2 queues per GPU):
+#                per-GPU and aggregate RX, scaling = together / sum of alone
 #
 # Each figure is counted over secs seconds (default 1) after a warm-up (0.3 s); about 2.5 min
 # in all on the H200 machine. Prints the programs' key=value lines, then markdown tables with
@@ -41,7 +43,8 @@ done
 case $build in /*) ;; *) build=$ROOT/$build ;; esac
 rx=$build/bench/gpunetio_rx
 tx=$build/bench/gpunetio_tx
-for f in "$rx" "$tx"; do
+multi=$build/bench/gpunetio_multi
+for f in "$rx" "$tx" "$multi"; do
 	if [ ! -x "$f" ]; then
 		echo "gpunetio.sh: missing $f (a CUDA build: ninja -C $build)" >&2
 		exit 2
@@ -64,6 +67,9 @@ echo "== gpunetio_rx -t $secs -w $warm -B $batch"
 [ "${PIPESTATUS[0]}" -eq 0 ] || failed=1
 echo "== gpunetio_tx -t $secs -w $warm"
 "$tx" -t "$secs" -w "$warm" | tee "$tmp/tx.out"
+[ "${PIPESTATUS[0]}" -eq 0 ] || failed=1
+echo "== gpunetio_multi -t $secs -w $warm"
+"$multi" -t "$secs" -w "$warm" | tee "$tmp/multi.out"
 [ "${PIPESTATUS[0]}" -eq 0 ] || failed=1
 
 gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -n 1)
@@ -100,6 +106,17 @@ FILENAME ~ /rx.out$/ && /^lat / {
 	if (kv($0, "bad") + kv($0, "ooo") > 0) damaged = 1
 }
 FILENAME ~ /tx.out$/ && /^case=pcie/ { d2h = kv($0, "d2h_gbs") }
+FILENAME ~ /multi.out$/ && /^case=multi_(alone|all) / {
+	k = kv($0, "size") SUBSEP kv($0, "gpu")
+	if (kv($0, "case") == "multi_alone") { malone[k] = kv($0, "mpps"); mbus[kv($0, "gpu")] = kv($0, "bus") }
+	else { mall[k] = kv($0, "mpps"); mallg[k] = kv($0, "gbps") }
+	mq = kv($0, "queues")
+	if (kv($0, "bad") + kv($0, "ooo") > 0) damaged = 1
+}
+FILENAME ~ /multi.out$/ && /^case=multi_total / {
+	msz[++nm] = kv($0, "size"); mgpus = kv($0, "gpus")
+	mtot[nm] = kv($0, "mpps"); mtotg[nm] = kv($0, "gbps"); mscal[nm] = kv($0, "scaling")
+}
 FILENAME ~ /tx.out$/ && /^case=frame_copy/ { fcp[kv($0, "size")] = kv($0, "mpps"); fsp[kv($0, "size")] = kv($0, "span64_mpps") }
 FILENAME ~ /tx.out$/ && /^case=softdpu_tx/ {
 	t = kv($0, "size") " B, " kv($0, "threads") " thr, " kv($0, "mem")
@@ -141,9 +158,19 @@ END {
 	print "| case | softdpu Mpps | Gbit/s | PCIe ceil Mpps | /PCIe | per-frame copy Mpps | 64-frame copy Mpps | CPU cores |"
 	print "|---|---|---|---|---|---|---|---|"
 	for (i = 1; i <= ntx; i++) print txrows[i]
+	if (nm > 0) {
+		printf "\n### gpunetio_rx per GPU %s UTC, %s GPU(s), %s gen devices (engine threads) and queues per GPU\n\n", date, mgpus, mq
+		print "| size | GPU | alone Mpps | together Mpps / Gbit/s | all GPUs together Mpps / Gbit/s | together / sum of alone |"
+		print "|---|---|---|---|---|---|"
+		for (i = 1; i <= nm; i++) for (g = 0; g < mgpus; g++) {
+			k = msz[i] SUBSEP g
+			printf "| %s | %d (%s) | %s | %s / %s | %s | %s |\n", msz[i], g, mbus[g], malone[k], mall[k], mallg[k],
+				(g == 0) ? mtot[i] " / " mtotg[i] : "", (g == 0) ? mscal[i] : ""
+		}
+	}
 	if (damaged) print "\nDAMAGED: a kernel saw a wrong magic or an out-of-order sequence"
 	exit damaged
-}' "$tmp/rx.out" "$tmp/tx.out" | tee "$tmp/tables.md"
+}' "$tmp/rx.out" "$tmp/tx.out" "$tmp/multi.out" | tee "$tmp/tables.md"
 [ "${PIPESTATUS[0]}" -eq 0 ] || failed=1
 
 if [ "$record" = 1 ]; then

@@ -258,8 +258,10 @@ void sdp_eth_gpu_rxq_stop(struct doca_eth_rxq *rxq)
 	}
 	g->h->magic = 0; /* a kernel still holding the handle gets INVALID_VALUE */
 	rxq->gpu_rx = NULL;
-	(void)doca_gpu_mem_free(g->gpu, g->h_gpu);
-	(void)doca_gpu_mem_free(g->gpu, g->ring_gpu);
+	/* a kernel may still read them: no cuMemFreeHost (it would wait for it) until
+	 * doca_gpu_destroy */
+	(void)sdp_gpu_mem_free_deferred(g->gpu, g->h_gpu);
+	(void)sdp_gpu_mem_free_deferred(g->gpu, g->ring_gpu);
 	free(g);
 }
 
@@ -520,9 +522,10 @@ void sdp_eth_gpu_txq_stop(struct sdp_eth_gpu_txq *t)
 		(void)t->cu->stream_destroy(t->stream);
 		sdp_gpu_ctx_pop(gpu);
 	}
-	(void)doca_gpu_mem_free(gpu, t->h_gpu);
-	(void)doca_gpu_mem_free(gpu, t->ring_gpu);
-	(void)doca_gpu_mem_free(gpu, t->stage_gpu);
+	/* a kernel may still post into them: released at doca_gpu_destroy, never waited for */
+	(void)sdp_gpu_mem_free_deferred(gpu, t->h_gpu);
+	(void)sdp_gpu_mem_free_deferred(gpu, t->ring_gpu);
+	(void)sdp_gpu_mem_free_deferred(gpu, t->stage_gpu);
 	free(t->csum);
 	free(t);
 }

@@ -64,8 +64,9 @@ struct doca_gpu {
 	pthread_mutex_t lock;	      /* guards the fields below */
 	struct sdp_gpu_alloc *allocs; /* live allocations, newest first */
 	size_t nr_allocs;
-	int warned_gpu_cpu; /* the GPU_CPU fallback warning was given */
-	uint64_t mem_gen;   /* bumped (atomically, lock held) by every free */
+	int warned_gpu_cpu;		/* the GPU_CPU fallback warning was given */
+	uint64_t mem_gen;		/* bumped (atomically, lock held) by every free */
+	struct sdp_gpu_alloc *deferred; /* freed by softdpu, released at doca_gpu_destroy */
 };
 
 /* The sdp_gpu_set_cc_override value (major < 0: none). */
@@ -345,6 +346,8 @@ err_free_gpu:
 	return status;
 }
 
+static void sdp_gpu_alloc_release(struct doca_gpu *gpu, struct sdp_gpu_alloc *a);
+
 doca_error_t doca_gpu_destroy(struct doca_gpu *gpu_dev)
 {
 	size_t live;
@@ -364,6 +367,13 @@ doca_error_t doca_gpu_destroy(struct doca_gpu *gpu_dev)
 		return DOCA_ERROR_IN_USE;
 	}
 
+	/* what softdpu's queues gave up while a kernel might still have read it */
+	while (gpu_dev->deferred != NULL) {
+		struct sdp_gpu_alloc *a = gpu_dev->deferred;
+
+		gpu_dev->deferred = a->next;
+		sdp_gpu_alloc_release(gpu_dev, a);
+	}
 	if (gpu_dev->ctx_retained) {
 		res = gpu_dev->cu->device_primary_ctx_release(gpu_dev->device);
 		if (res != SDP_CUDA_SUCCESS)
@@ -579,17 +589,32 @@ err_free_entry:
 	return status;
 }
 
-doca_error_t doca_gpu_mem_free(struct doca_gpu *gpu, void *memptr_gpu)
+/* Give an allocation's memory back to CUDA (teardown: a failure is logged, the entry goes). */
+static void sdp_gpu_alloc_release(struct doca_gpu *gpu, struct sdp_gpu_alloc *a)
 {
-	struct sdp_gpu_alloc **link, *a = NULL;
 	sdp_cu_result_t res;
 	char err[160];
 
-	if (gpu == NULL || memptr_gpu == NULL) {
-		sdp_error("doca_gpu_mem_free: invalid argument: gpu %p, memptr_gpu %p", (void *)gpu,
-			  memptr_gpu);
-		return DOCA_ERROR_INVALID_VALUE;
+	if (sdp_gpu_ctx_push(gpu) == DOCA_SUCCESS) {
+		if (a->on_device)
+			res = gpu->cu->mem_free(a->dev_base);
+		else
+			res = gpu->cu->mem_free_host(a->host_base);
+		if (res != SDP_CUDA_SUCCESS)
+			sdp_warn("GPU %s: freeing 0x%llx failed: %s", gpu->bus_id,
+				 (unsigned long long)a->gpu_addr,
+				 sdp_cuda_strerror(res, err, sizeof(err)));
+		sdp_gpu_ctx_pop(gpu);
 	}
+	sdp_trace("GPU %s: freed 0x%llx", gpu->bus_id, (unsigned long long)a->gpu_addr);
+	free(a);
+}
+
+/* Take the live allocation at memptr_gpu off the list (NULL when there is none). */
+static struct sdp_gpu_alloc *sdp_gpu_alloc_unlink(struct doca_gpu *gpu, void *memptr_gpu)
+{
+	struct sdp_gpu_alloc **link, *a = NULL;
+
 	pthread_mutex_lock(&gpu->lock);
 	for (link = &gpu->allocs; *link != NULL; link = &(*link)->next) {
 		if ((*link)->gpu_addr == (sdp_cu_deviceptr_t)(uintptr_t)memptr_gpu) {
@@ -601,25 +626,44 @@ doca_error_t doca_gpu_mem_free(struct doca_gpu *gpu, void *memptr_gpu)
 		}
 	}
 	pthread_mutex_unlock(&gpu->lock);
+	return a;
+}
+
+doca_error_t doca_gpu_mem_free(struct doca_gpu *gpu, void *memptr_gpu)
+{
+	struct sdp_gpu_alloc *a;
+
+	if (gpu == NULL || memptr_gpu == NULL) {
+		sdp_error("doca_gpu_mem_free: invalid argument: gpu %p, memptr_gpu %p", (void *)gpu,
+			  memptr_gpu);
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	a = sdp_gpu_alloc_unlink(gpu, memptr_gpu);
 	if (a == NULL) {
 		sdp_error("doca_gpu_mem_free: GPU %s: %p is not an allocation of this GPU handle",
 			  gpu->bus_id, memptr_gpu);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
+	sdp_gpu_alloc_release(gpu, a);
+	return DOCA_SUCCESS;
+}
 
-	/* Teardown: a failure is logged and the entry goes anyway. */
-	if (sdp_gpu_ctx_push(gpu) == DOCA_SUCCESS) {
-		if (a->on_device)
-			res = gpu->cu->mem_free(a->dev_base);
-		else
-			res = gpu->cu->mem_free_host(a->host_base);
-		if (res != SDP_CUDA_SUCCESS)
-			sdp_warn("GPU %s: freeing %p failed: %s", gpu->bus_id, memptr_gpu,
-				 sdp_cuda_strerror(res, err, sizeof(err)));
-		sdp_gpu_ctx_pop(gpu);
+doca_error_t sdp_gpu_mem_free_deferred(struct doca_gpu *gpu, void *memptr_gpu)
+{
+	struct sdp_gpu_alloc *a;
+
+	if (gpu == NULL || memptr_gpu == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	a = sdp_gpu_alloc_unlink(gpu, memptr_gpu);
+	if (a == NULL) {
+		sdp_error("GPU %s: %p is not an allocation of this GPU handle", gpu->bus_id,
+			  memptr_gpu);
+		return DOCA_ERROR_INVALID_VALUE;
 	}
-	sdp_trace("GPU %s: freed %p", gpu->bus_id, memptr_gpu);
-	free(a);
+	pthread_mutex_lock(&gpu->lock);
+	a->next = gpu->deferred;
+	gpu->deferred = a;
+	pthread_mutex_unlock(&gpu->lock);
 	return DOCA_SUCCESS;
 }
 

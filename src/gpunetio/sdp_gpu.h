@@ -61,4 +61,14 @@ doca_error_t sdp_gpu_mem_lookup(struct doca_gpu *gpu, const void *gpu_ptr, size_
  */
 uint64_t sdp_gpu_mem_gen(const struct doca_gpu *gpu);
 
+/*
+ * Free an allocation of gpu without waiting for the GPU: it leaves the live allocations at once
+ * (doca_gpu_destroy no longer counts it, lookups no longer find it) and its memory goes back to
+ * CUDA at doca_gpu_destroy. For memory a persistent kernel may still read when a queue stops
+ * (rings, handles, staging): cuMemFree / cuMemFreeHost would wait for that kernel, and freeing
+ * it under the kernel could fault it. INVALID_VALUE (logged) for a pointer that is not a live
+ * allocation.
+ */
+doca_error_t sdp_gpu_mem_free_deferred(struct doca_gpu *gpu, void *memptr_gpu);
+
 #endif /* SDP_GPU_H_ */

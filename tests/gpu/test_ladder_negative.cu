@@ -10,7 +10,10 @@
  *  - then the right order (exit flag, kernel finished, contexts stopped, queues destroyed, mmaps
  *    destroyed, memory freed, device closed, GPU destroyed) succeeds at every step (a stopped
  *    queue still holds its mmap and device: IN_USE), the kernel saw the frames sent meanwhile;
- *    that doca_gpu_destroy and doca_dev_close succeed proves no allocation or object is left.
+ *    that doca_gpu_destroy and doca_dev_close succeed proves no allocation or object is left;
+ *  - a GPU receive queue stopped while its kernel still polls it: doca_ctx_stop returns at once
+ *    (it never waits for the kernel), the kernel's next receive answers INVALID_VALUE (stopped
+ *    handle, its memory still mapped: no fault), and the rest of the teardown is clean.
  * Exits 77 only when /dev/nvidiactl is absent; any other CUDA failure is a failure.
  * SPDX-License-Identifier: BSD-3-Clause
  */
@@ -175,10 +178,7 @@ static void test_teardown(const char *na, const char *nb)
 	if (DOCA_GPUNETIO_VOLATILE(*packets) != 16 || *error != 0)
 		FAIL("kernel saw %llu of 16 frames (error %u)", *packets, *error);
 
-	/*
-	 * The right order. The kernel goes first: stopping a GPU queue frees GPU memory, which
-	 * the CUDA driver does only once the device is idle, so it would wait for the kernel.
-	 */
+	/* The right order: the kernel goes first (test_stop_under_kernel: the other way round) */
 	STEP("right order: exit flag");
 	DOCA_GPUNETIO_VOLATILE(*flag.cpu) = 1;
 	if (!ladder_stream_wait(stream, 5)) {
@@ -218,6 +218,61 @@ static void test_teardown(const char *na, const char *nb)
 		    free0, free1);
 }
 
+static void test_stop_under_kernel(const char *nb)
+{
+	struct doca_gpu *gpu = NULL;
+	struct doca_dev *db;
+	struct ladder_rxq q;
+	struct ladder_flag flag;
+	unsigned long long *packets;
+	uint32_t *error;
+	cudaStream_t stream;
+	char bus[32];
+	double t0, dt;
+
+	CHECK_CUDA(cudaDeviceGetPCIBusId(bus, sizeof(bus), 0));
+	CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+	CHECK_CUDA(cudaMallocHost(&packets, sizeof(*packets) + sizeof(*error)));
+	error = (uint32_t *)(packets + 1);
+	*packets = 0;
+	*error = 0;
+	CHECK(doca_gpu_create(bus, &gpu));
+	db = ladder_open(nb);
+	ladder_rxq_start(gpu, db, 256, 2048, DOCA_GPU_MEM_TYPE_GPU, SDP_ETH_OVERFLOW_DEFAULT, &q);
+	ladder_flag_alloc(gpu, &flag);
+	poll_kernel<<<1, 1, 0, stream>>>(q.gpu_handle, flag.gpu, packets, error);
+	CHECK_CUDA(cudaGetLastError());
+	usleep(50000); /* the kernel is in its receive loop */
+	if (cudaStreamQuery(stream) != cudaErrorNotReady)
+		FAIL("the polling kernel is not running");
+
+	STEP("stop under a running kernel");
+	t0 = host_now_s();
+	CHECK(doca_ctx_stop(doca_eth_rxq_as_doca_ctx(q.rxq)));
+	dt = host_now_s() - t0;
+	if (dt > 1.0)
+		FAIL("doca_ctx_stop took %.3f s with a kernel running (it must not wait for it)",
+		     dt);
+	if (!ladder_stream_wait(stream, 5)) {
+		FAIL("the kernel did not end within 5 s of its queue stopping");
+		std::exit(1);
+	}
+	if (*error != (uint32_t)DOCA_ERROR_INVALID_VALUE)
+		FAIL("the kernel's receive after the stop answered %u, want INVALID_VALUE (%d)",
+		     *error, (int)DOCA_ERROR_INVALID_VALUE);
+	CHECK(doca_eth_rxq_destroy(q.rxq));
+	CHECK(doca_mmap_destroy(q.mmap));
+	CHECK(doca_gpu_mem_free(gpu, q.pkt_gpu));
+	CHECK(doca_gpu_mem_free(gpu, flag.gpu));
+	CHECK(doca_dev_close(db));
+	CHECK(doca_gpu_destroy(gpu)); /* releases what the stopped queue left for the kernel */
+	CHECK_CUDA(cudaStreamDestroy(stream));
+	CHECK_CUDA(cudaFreeHost(packets));
+	std::printf("stop under a running kernel: returned in %.3f ms, the kernel's next receive "
+		    "answered INVALID_VALUE, teardown clean\n",
+		    dt * 1e3);
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IONBF, 0);
@@ -235,6 +290,7 @@ int main(void)
 
 	test_cc_override();
 	test_teardown(na, nb);
+	test_stop_under_kernel(nb);
 	std::printf("%s\n", failures ? "FAILED" : "PASSED");
 	return failures ? 1 : 0;
 }
