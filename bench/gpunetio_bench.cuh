@@ -89,6 +89,35 @@ static inline void frame_patch(uint8_t *f, const uint8_t *tmpl, uint32_t size, u
 	sdp_gen_frame_put32(pl + SDP_GEN_OFF_SEQ + 4, (uint32_t)seq);
 }
 
+/* ---- command lines -------------------------------------------------------------------------- */
+
+/* "64,512,1024" into out (max entries); returns how many. */
+static inline int parse_list(const char *s, uint32_t *out, int max)
+{
+	int n = 0;
+
+	while (*s && n < max) {
+		out[n++] = (uint32_t)std::strtoul(s, (char **)&s, 10);
+		if (*s == ',')
+			s++;
+		else
+			break;
+	}
+	return n;
+}
+
+/* The options every GPU benchmark takes: -t secs, -w warm-up. Returns 1 when opt was one. */
+static inline int bench_common_opt(int opt, const char *arg, double *secs, double *warm)
+{
+	if (opt == 't')
+		*secs = std::atof(arg);
+	else if (opt == 'w')
+		*warm = std::atof(arg);
+	else
+		return 0;
+	return 1;
+}
+
 /* ---- gen devices ---------------------------------------------------------------------------- */
 
 static struct doca_devinfo **g_devlist;

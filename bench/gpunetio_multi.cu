@@ -177,20 +177,6 @@ static int print_run(const char *name, int g, uint32_t size, double secs)
 	return r->bad + r->ooo != 0;
 }
 
-static int parse_list(const char *s, uint32_t *out, int max)
-{
-	int n = 0;
-
-	while (*s && n < max) {
-		out[n++] = (uint32_t)std::strtoul(s, (char **)&s, 10);
-		if (*s == ',')
-			s++;
-		else
-			break;
-	}
-	return n;
-}
-
 int main(int argc, char **argv)
 {
 	uint32_t sizes[4] = {64, 1514};
@@ -198,13 +184,9 @@ int main(int argc, char **argv)
 	std::string decls;
 
 	while ((opt = getopt(argc, argv, "t:w:s:q:g:")) != -1) {
+		if (bench_common_opt(opt, optarg, &g_secs, &g_warm))
+			continue;
 		switch (opt) {
-		case 't':
-			g_secs = std::atof(optarg);
-			break;
-		case 'w':
-			g_warm = std::atof(optarg);
-			break;
 		case 's':
 			ns = parse_list(optarg, sizes, 4);
 			break;

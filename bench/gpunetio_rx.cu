@@ -86,60 +86,42 @@ static __device__ __forceinline__ void st_rel_sys(uint32_t *p, uint32_t v)
 	asm volatile("st.release.sys.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
 }
 
+/* the bare ring as a source of frames for rx_loop (cons: thread 0's) */
+struct bare_src {
+	struct bare_ring *r;
+	uint64_t data;
+	uint32_t stride, cons;
+
+	__device__ uint32_t poll(uint32_t max, uint32_t *first)
+	{
+		uint32_t avail = ld_acq_sys(&r->prod) - cons;
+
+		*first = cons;
+		return avail > max ? max : avail;
+	}
+	__device__ void desc(uint32_t k, struct fdesc *d) const
+	{
+		const struct fdesc *c = &r->desc[k & (SLOTS - 1)];
+
+		d->addr = data + (uint64_t)(k & (SLOTS - 1)) * stride;
+		d->len = c->len;
+		d->ts = c->ts;
+	}
+	__device__ void release(uint32_t first, uint32_t n)
+	{
+		cons = first + n;
+		st_rel_sys(&r->cons, cons);
+	}
+};
+
 static __global__ void bare_rx_kernel(struct bare_ring *const *rings, uint32_t stride,
 				      const uint32_t *phase, struct qres *res, unsigned int *hist,
 				      int64_t off, uint64_t limit_ns, uint32_t *started)
 {
-	__shared__ struct fdesc s_d[BATCH];
-	__shared__ uint64_t s_seq[BATCH];
-	__shared__ unsigned int shist[HBINS];
-	__shared__ unsigned long long s_acc[6];
-	__shared__ uint32_t s_n, s_ph;
 	struct bare_ring *r = rings[blockIdx.x];
-	const uint64_t data = (uint64_t)(uintptr_t)(r + 1);
-	struct qres *q = &res[blockIdx.x];
-	const uint64_t end = gtime() + limit_ns;
-	uint32_t cons = 0;
+	struct bare_src src = {r, (uint64_t)(uintptr_t)(r + 1), stride, 0};
 
-	say_started(started);
-	hist_init(shist);
-	if (threadIdx.x < 6)
-		s_acc[threadIdx.x] = 0;
-	__syncthreads();
-	for (;;) {
-		if (threadIdx.x == 0) {
-			uint32_t avail = ld_acq_sys(&r->prod) - cons;
-
-			s_ph = phase_get(phase);
-			if (gtime() > end)
-				s_ph = 2;
-			s_n = avail > BATCH ? BATCH : avail;
-			q->polls++;
-		}
-		__syncthreads();
-		const uint32_t n = s_n, ph = s_ph;
-
-		if (n > 0) {
-			for (uint32_t i = threadIdx.x; i < n; i += blockDim.x) {
-				const struct fdesc *c = &r->desc[(cons + i) & (SLOTS - 1)];
-
-				s_d[i].addr = data + (uint64_t)((cons + i) & (SLOTS - 1)) * stride;
-				s_d[i].len = c->len;
-				s_d[i].ts = c->ts;
-			}
-			__syncthreads();
-			consume(s_d, n, q, shist, ph == 1, off, s_seq, s_acc);
-			cons += n;
-			if (threadIdx.x == 0)
-				st_rel_sys(&r->cons, cons);
-		} else if (threadIdx.x == 0) {
-			__nanosleep(100);
-		}
-		if (ph == 2)
-			break;
-		__syncthreads();
-	}
-	hist_flush(shist, hist);
+	rx_loop(src, phase, &res[blockIdx.x], hist, off, limit_ns, started);
 }
 
 struct bare_arg {
@@ -616,20 +598,6 @@ static void print_res(const char *name, uint32_t size, int nq, const char *mem,
 	std::fflush(stdout);
 }
 
-static int parse_list(const char *s, uint32_t *out, int max)
-{
-	int n = 0;
-
-	while (*s && n < max) {
-		out[n++] = (uint32_t)std::strtoul(s, (char **)&s, 10);
-		if (*s == ',')
-			s++;
-		else
-			break;
-	}
-	return n;
-}
-
 int main(int argc, char **argv)
 {
 	uint32_t sizes[5] = {64, 512, 1024, 1514, 8192}, thr[4] = {1, 2, 4, 8}, hsz[5] = {64, 1514};
@@ -642,13 +610,9 @@ int main(int argc, char **argv)
 	int opt;
 
 	while ((opt = getopt(argc, argv, "t:w:s:n:H:B:R:")) != -1) {
+		if (bench_common_opt(opt, optarg, &g_secs, &g_warm))
+			continue;
 		switch (opt) {
-		case 't':
-			g_secs = std::atof(optarg);
-			break;
-		case 'w':
-			g_warm = std::atof(optarg);
-			break;
 		case 's':
 			ns = parse_list(optarg, sizes, 5);
 			break;

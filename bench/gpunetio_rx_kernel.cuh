@@ -148,21 +148,21 @@ static __device__ __forceinline__ uint32_t phase_get(const uint32_t *p)
 	return *(const volatile uint32_t *)p;
 }
 
-/* softdpu: block b consumes the ring of handle h[b] until the phase says stop. */
-static __global__ void sdp_rx_kernel(struct doca_gpu_eth_rxq *const *h, const uint32_t *phase,
-				     struct qres *res, unsigned int *hist, int64_t off,
-				     uint64_t limit_ns, uint32_t *started)
+/*
+ * The persistent receive loop of one block, over a source of frames: thread 0 polls
+ * (src.poll(max, &first) -> n) and releases (src.release(first, n)), every thread describes
+ * frames (src.desc(k, &d) for k in [first, first + n)); consume() does the rest. Ends when the
+ * phase says stop (2) or after limit_ns.
+ */
+template <class Src>
+static __device__ void rx_loop(Src &src, const uint32_t *phase, struct qres *q, unsigned int *hist,
+			       int64_t off, uint64_t limit_ns, uint32_t *started)
 {
 	__shared__ struct fdesc s_d[BATCH];
 	__shared__ uint64_t s_seq[BATCH];
 	__shared__ unsigned int shist[HBINS];
 	__shared__ unsigned long long s_acc[6];
 	__shared__ uint32_t s_n, s_first, s_ph;
-	struct doca_gpu_eth_rxq *hq = h[blockIdx.x];
-	struct sdp_ring_hdr *r = (struct sdp_ring_hdr *)hq->ring;
-	const uint64_t pkt = hq->pkt_addr;
-	const uint32_t stride = hq->max_pkt_sz;
-	struct qres *q = &res[blockIdx.x];
 	const uint64_t end = gtime() + limit_ns;
 
 	say_started(started);
@@ -177,7 +177,7 @@ static __global__ void sdp_rx_kernel(struct doca_gpu_eth_rxq *const *h, const ui
 			s_ph = phase_get(phase);
 			if (gtime() > end)
 				s_ph = 2;
-			s_n = sdp_ring_rx_poll(r, BATCH, 1000, &first);
+			s_n = src.poll(BATCH, &first);
 			s_first = first;
 			q->polls++;
 		}
@@ -185,17 +185,12 @@ static __global__ void sdp_rx_kernel(struct doca_gpu_eth_rxq *const *h, const ui
 		const uint32_t n = s_n, first = s_first, ph = s_ph;
 
 		if (n > 0) {
-			for (uint32_t i = threadIdx.x; i < n; i += blockDim.x) {
-				const struct sdp_ring_cqe *c = sdp_ring_rx_cqe(r, first + i);
-
-				s_d[i].addr = pkt + (uint64_t)c->slot * stride;
-				s_d[i].len = c->len;
-				s_d[i].ts = c->ts_ns;
-			}
+			for (uint32_t i = threadIdx.x; i < n; i += blockDim.x)
+				src.desc(first + i, &s_d[i]);
 			__syncthreads();
 			consume(s_d, n, q, shist, ph == 1, off, s_seq, s_acc);
 			if (threadIdx.x == 0)
-				sdp_ring_rx_release(r, first + n);
+				src.release(first, n);
 		} else if (threadIdx.x == 0) {
 			__nanosleep(100);
 		}
@@ -204,6 +199,41 @@ static __global__ void sdp_rx_kernel(struct doca_gpu_eth_rxq *const *h, const ui
 		__syncthreads();
 	}
 	hist_flush(shist, hist);
+}
+
+/* softdpu's ring (include/softdpu/sdp_ring.h) behind a GPU handle */
+struct sdp_src {
+	struct sdp_ring_hdr *r;
+	uint64_t pkt;
+	uint32_t stride;
+
+	__device__ uint32_t poll(uint32_t max, uint32_t *first)
+	{
+		return sdp_ring_rx_poll(r, max, 1000, first);
+	}
+	__device__ void desc(uint32_t k, struct fdesc *d) const
+	{
+		const struct sdp_ring_cqe *c = sdp_ring_rx_cqe(r, k);
+
+		d->addr = pkt + (uint64_t)c->slot * stride;
+		d->len = c->len;
+		d->ts = c->ts_ns;
+	}
+	__device__ void release(uint32_t first, uint32_t n)
+	{
+		sdp_ring_rx_release(r, first + n);
+	}
+};
+
+/* softdpu: block b consumes the ring of handle h[b] until the phase says stop. */
+static __global__ void sdp_rx_kernel(struct doca_gpu_eth_rxq *const *h, const uint32_t *phase,
+				     struct qres *res, unsigned int *hist, int64_t off,
+				     uint64_t limit_ns, uint32_t *started)
+{
+	const struct doca_gpu_eth_rxq *hq = h[blockIdx.x];
+	struct sdp_src src = {(struct sdp_ring_hdr *)hq->ring, hq->pkt_addr, hq->max_pkt_sz};
+
+	rx_loop(src, phase, &res[blockIdx.x], hist, off, limit_ns, started);
 }
 
 #endif /* GPUNETIO_RX_KERNEL_CUH_ */

@@ -301,20 +301,6 @@ static double frame_copy_mpps(uint32_t size, uint32_t stride, int span)
 	return n / t0 / 1e6;
 }
 
-static int parse_list(const char *s, uint32_t *out, int max)
-{
-	int n = 0;
-
-	while (*s && n < max) {
-		out[n++] = (uint32_t)std::strtoul(s, (char **)&s, 10);
-		if (*s == ',')
-			s++;
-		else
-			break;
-	}
-	return n;
-}
-
 static void print_res(uint32_t size, int nq, const char *mem, const struct txres *r)
 {
 	std::printf("case=softdpu_tx size=%u threads=%d mem=%s frames=%llu secs=%.3f mpps=%.3f "
@@ -335,13 +321,9 @@ int main(int argc, char **argv)
 	void *mod;
 
 	while ((opt = getopt(argc, argv, "t:w:s:n:H:v")) != -1) {
+		if (bench_common_opt(opt, optarg, &g_secs, &g_warm))
+			continue;
 		switch (opt) {
-		case 't':
-			g_secs = std::atof(optarg);
-			break;
-		case 'w':
-			g_warm = std::atof(optarg);
-			break;
 		case 's':
 			ns = parse_list(optarg, sizes, 5);
 			break;
