@@ -28,6 +28,11 @@
 
 #include "softdpu/sdp_gpu_eth.h"
 
+/* DOCA's 64-byte WQE is a 32-byte softdpu descriptor here (get_wqe_ptr / wqe_prepare_send). */
+struct doca_gpu_dev_eth_txq_wqe {
+	struct sdp_ring_txd desc;
+};
+
 /* Threads in a warp (host code uses it for launch sizes too). */
 #define DOCA_GPUNETIO_ETH_WARP_SIZE 32
 /* Nanoseconds per second (the wait-on-time encoding splits a time into seconds and ns). */

@@ -77,9 +77,4 @@ struct doca_gpu_eth_txq {
 	uint64_t reserved[3];
 };
 
-/* DOCA's 64-byte WQE is a 32-byte softdpu descriptor here (get_wqe_ptr / wqe_prepare_send). */
-struct doca_gpu_dev_eth_txq_wqe {
-	struct sdp_ring_txd desc;
-};
-
 #endif /* SOFTDPU_SDP_GPU_ETH_H_ */

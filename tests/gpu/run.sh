@@ -121,6 +121,22 @@ if [ -x "$samples/gpunetio_simple_receive/doca_gpunetio_simple_receive" ]; then
 	step sample:send_wait_time:loop "$out/sample-send-wait-time-loop.log" \
 		env SOFTDPU_DEVICE_CONFIG= SOFTDPU_DEVICES="$wire" timeout 60 \
 		"$samples/gpunetio_send_wait_time/doca_gpunetio_send_wait_time" -d gw0 --peer gw1
+	# simple_send -> simple_receive over a veth pair between namespaces (afpacket)
+	bash tests/gpu/samples_afpacket.sh "$builddir" >"$out/sample-afpacket.log" 2>&1
+	rc=$?
+	if [ "$rc" = 0 ]; then
+		echo "PASS sample:send->receive:afpacket"
+		passed=$((passed + 1))
+	elif [ "$rc" = 77 ]; then
+		echo "SKIP sample:send->receive:afpacket ($(tail -1 "$out/sample-afpacket.log"))"
+		skipped=$((skipped + 1))
+	else
+		echo "FAIL sample:send->receive:afpacket (log: $out/sample-afpacket.log)"
+		tail -5 "$out/sample-afpacket.log"
+		failed=$((failed + 1))
+		status=1
+	fi
+	grep -E '^received' "$out/sample-afpacket.log"
 fi
 
 # The GPU benchmarks, when their script exists (bench/README.md).
