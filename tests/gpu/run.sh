@@ -9,7 +9,7 @@
 #   bash tests/gpu/run.sh [--all-gpus] [--no-bench]
 # SPDX-License-Identifier: BSD-3-Clause
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 
 out=${OUT:-$PWD/build-gpu-logs}
 mkdir -p "$out"
@@ -40,13 +40,18 @@ count_log() {
 	# a log without a summary (meson itself failed) is one failure
 	[ -z "$ok$fail$to$skip" ] && failed=$((failed + 1))
 }
-# One step outside meson: PASS/FAIL line, counted.
+# One step outside meson: PASS/SKIP (exit 77)/FAIL line, counted.
 step() {
-	local name=$1 log=$2
+	local name=$1 log=$2 rc
 	shift 2
-	if "$@" >"$log" 2>&1; then
+	"$@" >"$log" 2>&1
+	rc=$?
+	if [ "$rc" = 0 ]; then
 		echo "PASS $name"
 		passed=$((passed + 1))
+	elif [ "$rc" = 77 ]; then
+		echo "SKIP $name ($(tail -1 "$log"))"
+		skipped=$((skipped + 1))
 	else
 		echo "FAIL $name (log: $log)"
 		tail -5 "$log"
@@ -122,20 +127,8 @@ if [ -x "$samples/gpunetio_simple_receive/doca_gpunetio_simple_receive" ]; then
 		env SOFTDPU_DEVICE_CONFIG= SOFTDPU_DEVICES="$wire" timeout 60 \
 		"$samples/gpunetio_send_wait_time/doca_gpunetio_send_wait_time" -d gw0 --peer gw1
 	# simple_send -> simple_receive over a veth pair between namespaces (afpacket)
-	bash tests/gpu/samples_afpacket.sh "$builddir" >"$out/sample-afpacket.log" 2>&1
-	rc=$?
-	if [ "$rc" = 0 ]; then
-		echo "PASS sample:send->receive:afpacket"
-		passed=$((passed + 1))
-	elif [ "$rc" = 77 ]; then
-		echo "SKIP sample:send->receive:afpacket ($(tail -1 "$out/sample-afpacket.log"))"
-		skipped=$((skipped + 1))
-	else
-		echo "FAIL sample:send->receive:afpacket (log: $out/sample-afpacket.log)"
-		tail -5 "$out/sample-afpacket.log"
-		failed=$((failed + 1))
-		status=1
-	fi
+	step sample:send-to-receive:afpacket "$out/sample-afpacket.log" \
+		bash tests/gpu/samples_afpacket.sh "$builddir"
 	grep -E '^received' "$out/sample-afpacket.log"
 fi
 
@@ -147,6 +140,7 @@ if [ "$bench" = 1 ] && [ -f bench/gpunetio.sh ]; then
 fi
 # Afterwards no process holds a GPU and each card's memory is back where it started (the
 # driver may take a moment to reclaim an exited process's memory: 10 s at most).
+# shellcheck disable=SC2317 # called through step
 gpu_released() {
 	local i
 	for ((i = 0; i < 20; i++)); do
