@@ -583,8 +583,9 @@ static int frame_where(struct sdp_eth_gpu_txq *t, const struct sdp_ring_txd *d,
 	struct sdp_gpu_mem_range *rc = &t->rcache;
 	uint64_t base = (uint64_t)(uintptr_t)rc->alloc_gpu;
 
-	if (!t->rcache_ok || d->addr < base || d->addr + d->len > base + rc->alloc_size ||
-	    rc->gen != sdp_gpu_mem_gen(t->cfg.gpu)) {
+	/* (written so that no sum can wrap: the addresses come from a kernel) */
+	if (!t->rcache_ok || d->addr < base || d->addr - base > rc->alloc_size ||
+	    d->len > rc->alloc_size - (d->addr - base) || rc->gen != sdp_gpu_mem_gen(t->cfg.gpu)) {
 		if (sdp_gpu_mem_lookup(t->cfg.gpu, (void *)(uintptr_t)d->addr, d->len, rc) !=
 		    DOCA_SUCCESS) {
 			t->rcache_ok = 0;
@@ -649,6 +650,7 @@ static unsigned int tx_poll_one(struct sdp_eth_gpu_txq *t, uint64_t *next_ns)
 {
 	struct sdp_eth_dport *dport = t->dport;
 	uint32_t first = 0, n = sdp_ring_tx_peek(t->ring, TX_POLL_MAX, &first), ready = 0;
+	struct sdp_ring_txd dd[TX_POLL_MAX]; /* the descriptors, read once from mapped memory */
 	const uint8_t *frame[TX_POLL_MAX];
 	doca_error_t status[TX_POLL_MAX];
 	struct sdp_pkt pkts[TX_POLL_MAX];
@@ -665,10 +667,11 @@ static unsigned int tx_poll_one(struct sdp_eth_gpu_txq *t, uint64_t *next_ns)
 	 * below TX_SPAN_GAP (the slots of a packet buffer, as the GPU fills them).
 	 */
 	for (; ready < n; ready++) {
-		const struct sdp_ring_txd *d = sdp_ring_tx_desc(t->ring, first + ready);
+		const struct sdp_ring_txd *d = &dd[ready];
 		uint64_t hi = 0;
 		uint32_t dst;
 
+		dd[ready] = *sdp_ring_tx_desc(t->ring, first + ready);
 		if (d->send_ts_ns != 0 && d->send_ts_ns > now_ns(CLOCK_REALTIME)) {
 			if (*next_ns == 0 || d->send_ts_ns < *next_ns)
 				*next_ns = d->send_ts_ns;
@@ -682,9 +685,9 @@ static unsigned int tx_poll_one(struct sdp_eth_gpu_txq *t, uint64_t *next_ns)
 		}
 		if (frame_where(t, d, &frame[ready], &hi) == 1)
 			continue;
-		if (span.open && d->addr >= span.end && d->addr + d->len <= span.lim &&
-		    d->addr - span.end <= TX_SPAN_GAP &&
-		    span.dst + (d->addr + d->len - span.src) <= TX_STAGE_BYTES) {
+		if (span.open && d->addr >= span.end && d->addr <= span.lim &&
+		    d->len <= span.lim - d->addr && d->addr - span.end <= TX_SPAN_GAP &&
+		    (d->addr - span.src) + d->len <= TX_STAGE_BYTES - span.dst) {
 			frame[ready] = t->stage + span.dst + (d->addr - span.src);
 			span.end = d->addr + d->len;
 			continue;
@@ -721,7 +724,7 @@ static unsigned int tx_poll_one(struct sdp_eth_gpu_txq *t, uint64_t *next_ns)
 		uint16_t sent;
 
 		for (; i + np < ready && frame[i + np] != NULL; np++) {
-			const struct sdp_ring_txd *d = sdp_ring_tx_desc(t->ring, first + i + np);
+			const struct sdp_ring_txd *d = &dd[i + np];
 			uint8_t *f = (uint8_t *)(uintptr_t)frame[i + np];
 
 			if (d->flags & (SDP_RING_TXD_F_L3_CSUM | SDP_RING_TXD_F_L4_CSUM)) {

@@ -350,6 +350,7 @@ static void sdp_gpu_alloc_release(struct doca_gpu *gpu, struct sdp_gpu_alloc *a)
 
 doca_error_t doca_gpu_destroy(struct doca_gpu *gpu_dev)
 {
+	struct sdp_gpu_alloc *deferred;
 	size_t live;
 	char err[160];
 	sdp_cu_result_t res;
@@ -368,10 +369,14 @@ doca_error_t doca_gpu_destroy(struct doca_gpu *gpu_dev)
 	}
 
 	/* what softdpu's queues gave up while a kernel might still have read it */
-	while (gpu_dev->deferred != NULL) {
-		struct sdp_gpu_alloc *a = gpu_dev->deferred;
+	pthread_mutex_lock(&gpu_dev->lock);
+	deferred = gpu_dev->deferred;
+	gpu_dev->deferred = NULL;
+	pthread_mutex_unlock(&gpu_dev->lock);
+	while (deferred != NULL) {
+		struct sdp_gpu_alloc *a = deferred;
 
-		gpu_dev->deferred = a->next;
+		deferred = a->next;
 		sdp_gpu_alloc_release(gpu_dev, a);
 	}
 	if (gpu_dev->ctx_retained) {
@@ -610,8 +615,13 @@ static void sdp_gpu_alloc_release(struct doca_gpu *gpu, struct sdp_gpu_alloc *a)
 	free(a);
 }
 
-/* Take the live allocation at memptr_gpu off the list (NULL when there is none). */
-static struct sdp_gpu_alloc *sdp_gpu_alloc_unlink(struct doca_gpu *gpu, void *memptr_gpu)
+/*
+ * Take the live allocation at memptr_gpu off the list (NULL when there is none); with deferred,
+ * onto the deferred list in the same critical section (a doca_gpu_destroy racing with it sees
+ * the allocation on one list or the other, never on neither).
+ */
+static struct sdp_gpu_alloc *sdp_gpu_alloc_unlink(struct doca_gpu *gpu, void *memptr_gpu,
+						  int deferred)
 {
 	struct sdp_gpu_alloc **link, *a = NULL;
 
@@ -622,6 +632,10 @@ static struct sdp_gpu_alloc *sdp_gpu_alloc_unlink(struct doca_gpu *gpu, void *me
 			*link = a->next;
 			gpu->nr_allocs--;
 			__atomic_add_fetch(&gpu->mem_gen, 1, __ATOMIC_RELEASE);
+			if (deferred) {
+				a->next = gpu->deferred;
+				gpu->deferred = a;
+			}
 			break;
 		}
 	}
@@ -638,7 +652,7 @@ doca_error_t doca_gpu_mem_free(struct doca_gpu *gpu, void *memptr_gpu)
 			  memptr_gpu);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
-	a = sdp_gpu_alloc_unlink(gpu, memptr_gpu);
+	a = sdp_gpu_alloc_unlink(gpu, memptr_gpu, 0);
 	if (a == NULL) {
 		sdp_error("doca_gpu_mem_free: GPU %s: %p is not an allocation of this GPU handle",
 			  gpu->bus_id, memptr_gpu);
@@ -654,16 +668,12 @@ doca_error_t sdp_gpu_mem_free_deferred(struct doca_gpu *gpu, void *memptr_gpu)
 
 	if (gpu == NULL || memptr_gpu == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
-	a = sdp_gpu_alloc_unlink(gpu, memptr_gpu);
+	a = sdp_gpu_alloc_unlink(gpu, memptr_gpu, 1);
 	if (a == NULL) {
 		sdp_error("GPU %s: %p is not an allocation of this GPU handle", gpu->bus_id,
 			  memptr_gpu);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
-	pthread_mutex_lock(&gpu->lock);
-	a->next = gpu->deferred;
-	gpu->deferred = a;
-	pthread_mutex_unlock(&gpu->lock);
 	return DOCA_SUCCESS;
 }
 
