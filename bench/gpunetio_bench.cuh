@@ -89,6 +89,46 @@ static inline void frame_patch(uint8_t *f, const uint8_t *tmpl, uint32_t size, u
 	sdp_gen_frame_put32(pl + SDP_GEN_OFF_SEQ + 4, (uint32_t)seq);
 }
 
+/*
+ * The PCIe copy ceiling in GB/s: 64 MiB copies between pinned host memory and device memory in
+ * the direction kind (H2D or D2H), on a non-blocking stream, for about 0.5 s.
+ */
+static inline double pcie_gbs(cudaMemcpyKind kind)
+{
+	const size_t sz = 64ull << 20;
+	void *h = NULL, *d = NULL, *dst, *src;
+	cudaStream_t st;
+	cudaEvent_t e0, e1;
+	float ms = 0;
+	int n = 0;
+
+	CUCHECK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+	CUCHECK(cudaEventCreate(&e0));
+	CUCHECK(cudaEventCreate(&e1));
+	CUCHECK(cudaHostAlloc(&h, sz, cudaHostAllocDefault));
+	CUCHECK(cudaMalloc(&d, sz));
+	std::memset(h, 1, sz);
+	CUCHECK(cudaMemset(d, 1, sz));
+	dst = kind == cudaMemcpyHostToDevice ? d : h;
+	src = kind == cudaMemcpyHostToDevice ? h : d;
+	CUCHECK(cudaMemcpyAsync(dst, src, sz, kind, st));
+	CUCHECK(cudaEventRecord(e0, st));
+	for (double end = mono_s() + 0.5; mono_s() < end; n += 4) {
+		for (int k = 0; k < 4; k++)
+			CUCHECK(cudaMemcpyAsync(dst, src, sz, kind, st));
+		CUCHECK(cudaStreamSynchronize(st));
+	}
+	CUCHECK(cudaEventRecord(e1, st));
+	CUCHECK(cudaEventSynchronize(e1));
+	CUCHECK(cudaEventElapsedTime(&ms, e0, e1));
+	CUCHECK(cudaFreeHost(h));
+	CUCHECK(cudaFree(d));
+	CUCHECK(cudaEventDestroy(e0));
+	CUCHECK(cudaEventDestroy(e1));
+	CUCHECK(cudaStreamDestroy(st));
+	return (double)sz * n / (ms * 1e-3) / 1e9;
+}
+
 /* ---- command lines -------------------------------------------------------------------------- */
 
 /* "64,512,1024" into out (max entries); returns how many. */
@@ -106,15 +146,37 @@ static inline int parse_list(const char *s, uint32_t *out, int max)
 	return n;
 }
 
-/* The options every GPU benchmark takes: -t secs, -w warm-up. Returns 1 when opt was one. */
-static inline int bench_common_opt(int opt, const char *arg, double *secs, double *warm)
+/* What the GPU benchmarks' command lines share (each main sets its defaults). */
+struct bench_opts {
+	double secs, warm; /* -t: counting window, -w: warm-up (s) */
+	uint32_t sizes[5]; /* -s 64,512,...: frame sizes */
+	uint32_t thr[4];   /* -n 1,2,...: engine threads (queues) */
+	uint32_t hsz[5];   /* -H 64,1514 | none: sizes also run from mapped host memory */
+	int ns, nt, nh;	   /* how many of each */
+};
+
+/* One getopt option of those (-t -w -s -n -H) into o: 1 when it was one of them. */
+static inline int bench_common_opt(int opt, const char *arg, struct bench_opts *o)
 {
-	if (opt == 't')
-		*secs = std::atof(arg);
-	else if (opt == 'w')
-		*warm = std::atof(arg);
-	else
+	switch (opt) {
+	case 't':
+		o->secs = std::atof(arg);
+		break;
+	case 'w':
+		o->warm = std::atof(arg);
+		break;
+	case 's':
+		o->ns = parse_list(arg, o->sizes, 5);
+		break;
+	case 'n':
+		o->nt = parse_list(arg, o->thr, 4);
+		break;
+	case 'H':
+		o->nh = std::strcmp(arg, "none") == 0 ? 0 : parse_list(arg, o->hsz, 5);
+		break;
+	default:
 		return 0;
+	}
 	return 1;
 }
 

@@ -50,7 +50,7 @@ struct gpu_run {
 
 static struct gpu_run g_runs[MAXGPU];
 static int g_ngpu, g_nq = 2;
-static double g_secs = 1.0, g_warm = 0.3;
+static double g_secs, g_warm;	     /* -t, -w (struct bench_opts) */
 static volatile uint32_t *g_phase;   /* portable mapped: 0 warm-up, 1 count, 2 stop */
 static volatile uint32_t *g_started; /* [MAXGPU][MAXQ], portable mapped */
 
@@ -179,17 +179,14 @@ static int print_run(const char *name, int g, uint32_t size, double secs)
 
 int main(int argc, char **argv)
 {
-	uint32_t sizes[4] = {64, 1514};
-	int ns = 2, max_gpu = MAXGPU, damaged = 0, opt, count = 0;
+	struct bench_opts o = {1.0, 0.3, {64, 1514}, {0}, {0}, 2, 0, 0};
+	int max_gpu = MAXGPU, damaged = 0, opt, count = 0;
 	std::string decls;
 
 	while ((opt = getopt(argc, argv, "t:w:s:q:g:")) != -1) {
-		if (bench_common_opt(opt, optarg, &g_secs, &g_warm))
+		if (bench_common_opt(opt, optarg, &o))
 			continue;
 		switch (opt) {
-		case 's':
-			ns = parse_list(optarg, sizes, 4);
-			break;
 		case 'q':
 			g_nq = std::atoi(optarg);
 			break;
@@ -205,8 +202,10 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	for (int i = 0; i < ns; i++)
-		if (sizes[i] < 60 || sizes[i] > 8192)
+	g_secs = o.secs;
+	g_warm = o.warm;
+	for (int i = 0; i < o.ns; i++)
+		if (o.sizes[i] < 60 || o.sizes[i] > 8192)
 			damaged = 2;
 	if (damaged || g_secs <= 0 || g_nq < 1 || g_nq > MAXQ || max_gpu < 1 || max_gpu > MAXGPU) {
 		std::fprintf(stderr, "sizes 60..8192, queues 1..%d, GPUs 1..%d\n", MAXQ, MAXGPU);
@@ -220,13 +219,13 @@ int main(int argc, char **argv)
 	g_ngpu = count < max_gpu ? count : max_gpu;
 	/* gen devices: per GPU, per size, per queue */
 	for (int g = 0; g < g_ngpu; g++)
-		for (int s = 0; s < ns; s++)
+		for (int s = 0; s < o.ns; s++)
 			for (int q = 0; q < g_nq; q++) {
 				char n[64], d[128];
 
-				dev_name(n, sizeof(n), g, sizes[s], q);
+				dev_name(n, sizeof(n), g, o.sizes[s], q);
 				std::snprintf(d, sizeof(d), "%sgen:name=%s,size=%u",
-					      decls.empty() ? "" : ";", n, sizes[s]);
+					      decls.empty() ? "" : ";", n, o.sizes[s]);
 				decls += d;
 			}
 	setenv("SOFTDPU_DEVICES", decls.c_str(), 1);
@@ -251,23 +250,23 @@ int main(int argc, char **argv)
 	}
 	std::printf("gpus=%d queues_per_gpu=%d\n", g_ngpu, g_nq);
 
-	for (int s = 0; s < ns; s++) {
+	for (int s = 0; s < o.ns; s++) {
 		double alone_sum = 0, total = 0, total_gbps = 0, secs;
 
 		for (int g = 0; g < g_ngpu; g++) {
-			secs = window_over(g, g + 1, sizes[s]);
-			damaged |= print_run("multi_alone", g, sizes[s], secs);
+			secs = window_over(g, g + 1, o.sizes[s]);
+			damaged |= print_run("multi_alone", g, o.sizes[s], secs);
 			alone_sum += g_runs[g].frames / secs / 1e6;
 		}
-		secs = window_over(0, g_ngpu, sizes[s]);
+		secs = window_over(0, g_ngpu, o.sizes[s]);
 		for (int g = 0; g < g_ngpu; g++) {
-			damaged |= print_run("multi_all", g, sizes[s], secs);
+			damaged |= print_run("multi_all", g, o.sizes[s], secs);
 			total += g_runs[g].frames / secs / 1e6;
 			total_gbps += g_runs[g].bytes * 8.0 / secs / 1e9;
 		}
 		std::printf("case=multi_total gpus=%d size=%u queues=%d mpps=%.3f gbps=%.2f "
 			    "alone_sum_mpps=%.3f scaling=%.2f\n",
-			    g_ngpu, sizes[s], g_nq, total, total_gbps, alone_sum,
+			    g_ngpu, o.sizes[s], g_nq, total, total_gbps, alone_sum,
 			    alone_sum > 0 ? total / alone_sum : 0.0);
 		std::fflush(stdout);
 	}

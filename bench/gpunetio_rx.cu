@@ -262,7 +262,7 @@ static void res_collect(struct result *o, int nq, uint32_t size, double secs)
 	o->p99_us = hist_pct(g_hist, 0.99) / 1e3;
 }
 
-static double g_secs = 1.0, g_warm = 0.3;
+static double g_secs, g_warm; /* -t, -w (struct bench_opts) */
 static struct doca_gpu *g_gpu;
 static struct doca_dev *g_devs[5][MAXQ];
 static const uint32_t g_all_sizes[5] = {64, 512, 1024, 1514, 8192};
@@ -512,40 +512,6 @@ static void run_kpb(uint32_t size, uint32_t B, uint64_t rate, struct result *o)
 	CUCHECK(cudaFree(ddesc));
 }
 
-/* GB/s of large H2D copies (64 MiB, pinned, non-blocking stream) for about 0.5 s. */
-static double pcie_h2d_gbs(void)
-{
-	const size_t sz = 64ull << 20;
-	void *h = NULL, *d = NULL;
-	cudaStream_t st;
-	cudaEvent_t e0, e1;
-	float ms = 0;
-	int n = 0;
-
-	CUCHECK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
-	CUCHECK(cudaEventCreate(&e0));
-	CUCHECK(cudaEventCreate(&e1));
-	CUCHECK(cudaHostAlloc(&h, sz, cudaHostAllocDefault));
-	CUCHECK(cudaMalloc(&d, sz));
-	std::memset(h, 1, sz);
-	CUCHECK(cudaMemcpyAsync(d, h, sz, cudaMemcpyHostToDevice, st));
-	CUCHECK(cudaEventRecord(e0, st));
-	for (double end = mono_s() + 0.5; mono_s() < end; n += 4) {
-		for (int k = 0; k < 4; k++)
-			CUCHECK(cudaMemcpyAsync(d, h, sz, cudaMemcpyHostToDevice, st));
-		CUCHECK(cudaStreamSynchronize(st));
-	}
-	CUCHECK(cudaEventRecord(e1, st));
-	CUCHECK(cudaEventSynchronize(e1));
-	CUCHECK(cudaEventElapsedTime(&ms, e0, e1));
-	CUCHECK(cudaFreeHost(h));
-	CUCHECK(cudaFree(d));
-	CUCHECK(cudaEventDestroy(e0));
-	CUCHECK(cudaEventDestroy(e1));
-	CUCHECK(cudaStreamDestroy(st));
-	return (double)sz * n / (ms * 1e-3) / 1e9;
-}
-
 /*
  * The engine's copy pattern alone: one thread issuing one cudaMemcpyAsync of 32 frames plus an
  * event record per burst, at most 16 bursts in flight. Mpps.
@@ -600,8 +566,9 @@ static void print_res(const char *name, uint32_t size, int nq, const char *mem,
 
 int main(int argc, char **argv)
 {
-	uint32_t sizes[5] = {64, 512, 1024, 1514, 8192}, thr[4] = {1, 2, 4, 8}, hsz[5] = {64, 1514};
-	int ns = 5, nt = 4, nh = 2, bad = 0;
+	struct bench_opts o = {1.0, 0.3, {64, 512, 1024, 1514, 8192}, {1, 2, 4, 8}, {64, 1514}, 5,
+			       4,   2};
+	int bad = 0;
 	uint32_t B = 256, lat_rate = 1000000, lat_b[2] = {256, 32};
 	char bus[32];
 	std::string decls;
@@ -610,18 +577,9 @@ int main(int argc, char **argv)
 	int opt;
 
 	while ((opt = getopt(argc, argv, "t:w:s:n:H:B:R:")) != -1) {
-		if (bench_common_opt(opt, optarg, &g_secs, &g_warm))
+		if (bench_common_opt(opt, optarg, &o))
 			continue;
 		switch (opt) {
-		case 's':
-			ns = parse_list(optarg, sizes, 5);
-			break;
-		case 'n':
-			nt = parse_list(optarg, thr, 4);
-			break;
-		case 'H':
-			nh = std::strcmp(optarg, "none") == 0 ? 0 : parse_list(optarg, hsz, 5);
-			break;
 		case 'B':
 			B = (uint32_t)std::atoi(optarg);
 			break;
@@ -637,14 +595,16 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	for (int i = 0; i < ns; i++)
-		if (size_idx(sizes[i]) < 0)
+	g_secs = o.secs;
+	g_warm = o.warm;
+	for (int i = 0; i < o.ns; i++)
+		if (size_idx(o.sizes[i]) < 0)
 			bad = 1;
-	for (int i = 0; i < nh; i++)
-		if (size_idx(hsz[i]) < 0)
+	for (int i = 0; i < o.nh; i++)
+		if (size_idx(o.hsz[i]) < 0)
 			bad = 1;
-	for (int i = 0; i < nt; i++)
-		if (thr[i] < 1 || thr[i] > MAXQ)
+	for (int i = 0; i < o.nt; i++)
+		if (o.thr[i] < 1 || o.thr[i] > MAXQ)
 			bad = 1;
 	if (bad || g_secs <= 0 || B == 0 || B > 65536 || lat_rate > 100000000) {
 		std::fprintf(stderr,
@@ -699,36 +659,36 @@ int main(int argc, char **argv)
 		    "%%globaltimer, best of 300 ping-pongs)\n",
 		    (long long)c0.off_ns, (long long)c0.err_ns, (unsigned long long)c0.tick_ns);
 
-	pcie = pcie_h2d_gbs();
+	pcie = pcie_gbs(cudaMemcpyHostToDevice);
 	std::printf("case=pcie h2d_gbs=%.2f", pcie);
-	for (int i = 0; i < ns; i++)
-		std::printf(" mpps_%u=%.3f", sizes[i], pcie * 1e9 / sizes[i] / 1e6);
+	for (int i = 0; i < o.ns; i++)
+		std::printf(" mpps_%u=%.3f", o.sizes[i], pcie * 1e9 / o.sizes[i] / 1e6);
 	std::printf("\n");
-	for (int i = 0; i < ns; i++)
-		std::printf("case=burst_copy size=%u mpps=%.3f\n", sizes[i],
-			    burst_copy_mpps(sizes[i]));
+	for (int i = 0; i < o.ns; i++)
+		std::printf("case=burst_copy size=%u mpps=%.3f\n", o.sizes[i],
+			    burst_copy_mpps(o.sizes[i]));
 
-	for (int i = 0; i < ns; i++) {
+	for (int i = 0; i < o.ns; i++) {
 		struct result k;
 
-		run_kpb(sizes[i], B, 0, &k);
-		print_res("kpb", sizes[i], 1, "gpu", &k);
-		for (int j = 0; j < nt; j++) {
+		run_kpb(o.sizes[i], B, 0, &k);
+		print_res("kpb", o.sizes[i], 1, "gpu", &k);
+		for (int j = 0; j < o.nt; j++) {
 			struct result s, bg, bc;
 
-			run_softdpu(sizes[i], (int)thr[j], DOCA_GPU_MEM_TYPE_GPU, NULL, &s);
-			print_res("softdpu", sizes[i], (int)thr[j], "gpu", &s);
-			for (int h = 0; h < nh; h++) {
-				if (hsz[h] != sizes[i])
+			run_softdpu(o.sizes[i], (int)o.thr[j], DOCA_GPU_MEM_TYPE_GPU, NULL, &s);
+			print_res("softdpu", o.sizes[i], (int)o.thr[j], "gpu", &s);
+			for (int h = 0; h < o.nh; h++) {
+				if (o.hsz[h] != o.sizes[i])
 					continue;
-				run_softdpu(sizes[i], (int)thr[j], DOCA_GPU_MEM_TYPE_CPU_GPU, NULL,
-					    &s);
-				print_res("softdpu", sizes[i], (int)thr[j], "host", &s);
+				run_softdpu(o.sizes[i], (int)o.thr[j], DOCA_GPU_MEM_TYPE_CPU_GPU,
+					    NULL, &s);
+				print_res("softdpu", o.sizes[i], (int)o.thr[j], "host", &s);
 			}
-			run_bare(sizes[i], (int)thr[j], 1, &bg);
-			print_res("bare_gen", sizes[i], (int)thr[j], "host", &bg);
-			run_bare(sizes[i], (int)thr[j], 0, &bc);
-			print_res("bare_copy", sizes[i], (int)thr[j], "host", &bc);
+			run_bare(o.sizes[i], (int)o.thr[j], 1, &bg);
+			print_res("bare_gen", o.sizes[i], (int)o.thr[j], "host", &bg);
+			run_bare(o.sizes[i], (int)o.thr[j], 0, &bc);
+			print_res("bare_copy", o.sizes[i], (int)o.thr[j], "host", &bc);
 		}
 	}
 	if (lat_rate != 0) {

@@ -46,7 +46,7 @@ struct qtx {
 
 static volatile uint32_t *g_phase;
 static uint32_t *g_phase_dev;
-static double g_secs = 1.0, g_warm = 0.3;
+static double g_secs, g_warm; /* -t, -w (struct bench_opts) */
 static struct doca_gpu *g_gpu;
 static struct doca_dev *g_devs[MAXQ];
 static sdp_gen_sink_counters_func_t g_sink;
@@ -231,39 +231,6 @@ static void run_softdpu(uint32_t size, int nq, enum doca_gpu_mem_type mt, int ve
 	CUCHECK(cudaFree(res));
 }
 
-static double pcie_d2h_gbs(void)
-{
-	const size_t sz = 64ull << 20;
-	void *h = NULL, *d = NULL;
-	cudaStream_t st;
-	cudaEvent_t e0, e1;
-	float ms = 0;
-	int n = 0;
-
-	CUCHECK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
-	CUCHECK(cudaEventCreate(&e0));
-	CUCHECK(cudaEventCreate(&e1));
-	CUCHECK(cudaHostAlloc(&h, sz, cudaHostAllocDefault));
-	CUCHECK(cudaMalloc(&d, sz));
-	CUCHECK(cudaMemset(d, 1, sz));
-	CUCHECK(cudaMemcpyAsync(h, d, sz, cudaMemcpyDeviceToHost, st));
-	CUCHECK(cudaEventRecord(e0, st));
-	for (double end = mono_s() + 0.5; mono_s() < end; n += 4) {
-		for (int k = 0; k < 4; k++)
-			CUCHECK(cudaMemcpyAsync(h, d, sz, cudaMemcpyDeviceToHost, st));
-		CUCHECK(cudaStreamSynchronize(st));
-	}
-	CUCHECK(cudaEventRecord(e1, st));
-	CUCHECK(cudaEventSynchronize(e1));
-	CUCHECK(cudaEventElapsedTime(&ms, e0, e1));
-	CUCHECK(cudaFreeHost(h));
-	CUCHECK(cudaFree(d));
-	CUCHECK(cudaEventDestroy(e0));
-	CUCHECK(cudaEventDestroy(e1));
-	CUCHECK(cudaStreamDestroy(st));
-	return (double)sz * n / (ms * 1e-3) / 1e9;
-}
-
 /* One cudaMemcpyAsync D2H per frame, a synchronise every 64 (the engine's pattern). Mpps. */
 /*
  * Mpps of copying frames of `size` bytes out of device memory, 64 per stream synchronise, from
@@ -313,26 +280,17 @@ static void print_res(uint32_t size, int nq, const char *mem, const struct txres
 
 int main(int argc, char **argv)
 {
-	uint32_t sizes[5] = {64, 512, 1024, 1514, 8192}, thr[4] = {1, 4}, hsz[5] = {64, 1514};
-	int ns = 5, nt = 2, nh = 2, verify = 0, opt, failed = 0;
+	struct bench_opts o = {1.0, 0.3, {64, 512, 1024, 1514, 8192}, {1, 4}, {64, 1514}, 5, 2, 2};
+	int verify = 0, opt, failed = 0;
 	char bus[32], path[4096] = "";
 	std::string decls;
 	double pcie;
 	void *mod;
 
 	while ((opt = getopt(argc, argv, "t:w:s:n:H:v")) != -1) {
-		if (bench_common_opt(opt, optarg, &g_secs, &g_warm))
+		if (bench_common_opt(opt, optarg, &o))
 			continue;
 		switch (opt) {
-		case 's':
-			ns = parse_list(optarg, sizes, 5);
-			break;
-		case 'n':
-			nt = parse_list(optarg, thr, 4);
-			break;
-		case 'H':
-			nh = std::strcmp(optarg, "none") == 0 ? 0 : parse_list(optarg, hsz, 5);
-			break;
 		case 'v':
 			verify = 1;
 			break;
@@ -344,11 +302,13 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	for (int i = 0; i < ns; i++)
-		if (sizes[i] < 60 || sizes[i] > 9000)
+	g_secs = o.secs;
+	g_warm = o.warm;
+	for (int i = 0; i < o.ns; i++)
+		if (o.sizes[i] < 60 || o.sizes[i] > 9000)
 			failed = 1;
-	for (int i = 0; i < nt; i++)
-		if (thr[i] < 1 || thr[i] > MAXQ)
+	for (int i = 0; i < o.nt; i++)
+		if (o.thr[i] < 1 || o.thr[i] > MAXQ)
 			failed = 1;
 	if (failed || g_secs <= 0) {
 		std::fprintf(stderr, "sizes 60..9000, threads 1..8\n");
@@ -388,30 +348,30 @@ int main(int argc, char **argv)
 	CUCHECK(cudaHostAlloc((void **)&g_phase, sizeof(uint32_t), cudaHostAllocMapped));
 	CUCHECK(cudaHostGetDevicePointer((void **)&g_phase_dev, (void *)g_phase, 0));
 
-	pcie = pcie_d2h_gbs();
+	pcie = pcie_gbs(cudaMemcpyDeviceToHost);
 	std::printf("case=pcie d2h_gbs=%.2f", pcie);
-	for (int i = 0; i < ns; i++)
-		std::printf(" mpps_%u=%.3f", sizes[i], pcie * 1e9 / sizes[i] / 1e6);
+	for (int i = 0; i < o.ns; i++)
+		std::printf(" mpps_%u=%.3f", o.sizes[i], pcie * 1e9 / o.sizes[i] / 1e6);
 	std::printf("\n");
-	for (int i = 0; i < ns; i++)
-		std::printf("case=frame_copy size=%u mpps=%.3f span64_mpps=%.3f\n", sizes[i],
-			    frame_copy_mpps(sizes[i], 0, 0),
-			    frame_copy_mpps(sizes[i], (sizes[i] + 63) & ~63u, 1));
-	for (int i = 0; i < ns; i++)
-		for (int j = 0; j < nt; j++) {
+	for (int i = 0; i < o.ns; i++)
+		std::printf("case=frame_copy size=%u mpps=%.3f span64_mpps=%.3f\n", o.sizes[i],
+			    frame_copy_mpps(o.sizes[i], 0, 0),
+			    frame_copy_mpps(o.sizes[i], (o.sizes[i] + 63) & ~63u, 1));
+	for (int i = 0; i < o.ns; i++)
+		for (int j = 0; j < o.nt; j++) {
 			struct txres r;
 
-			run_softdpu(sizes[i], (int)thr[j], DOCA_GPU_MEM_TYPE_GPU, verify, &r);
-			print_res(sizes[i], (int)thr[j], "gpu", &r);
+			run_softdpu(o.sizes[i], (int)o.thr[j], DOCA_GPU_MEM_TYPE_GPU, verify, &r);
+			print_res(o.sizes[i], (int)o.thr[j], "gpu", &r);
 			if (r.errors != 0 || r.gen_bad != 0 || (verify && r.gen_ok != r.frames) ||
-			    (r.frames > 0 && r.bytes != r.frames * sizes[i]))
+			    (r.frames > 0 && r.bytes != r.frames * o.sizes[i]))
 				failed = 1;
-			for (int h = 0; h < nh; h++) {
-				if (hsz[h] != sizes[i])
+			for (int h = 0; h < o.nh; h++) {
+				if (o.hsz[h] != o.sizes[i])
 					continue;
-				run_softdpu(sizes[i], (int)thr[j], DOCA_GPU_MEM_TYPE_CPU_GPU,
+				run_softdpu(o.sizes[i], (int)o.thr[j], DOCA_GPU_MEM_TYPE_CPU_GPU,
 					    verify, &r);
-				print_res(sizes[i], (int)thr[j], "host", &r);
+				print_res(o.sizes[i], (int)o.thr[j], "host", &r);
 				if (r.errors != 0 || r.gen_bad != 0)
 					failed = 1;
 			}

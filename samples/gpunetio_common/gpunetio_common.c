@@ -2,7 +2,7 @@
  * Helpers shared by the GPUNetIO Ethernet samples (gpunetio_common.h).
  * SPDX-License-Identifier: BSD-3-Clause
  */
-#include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,7 +32,7 @@ static void signal_handler(int signum)
 	sample_force_quit = 1;
 }
 
-void sample_install_signals(void)
+static void sample_install_signals(void)
 {
 	struct sigaction sa;
 
@@ -94,92 +94,69 @@ static doca_error_t peer_cb(void *param, void *config)
 			SAMPLE_NAME_LEN);
 }
 
-static doca_error_t scope_cb(void *param, void *config)
+/* True when v is in [min, max] and a multiple of step; else logs err (given v, min and max). */
+static bool int_param_ok(int v, int min, int max, int step, const char *err)
 {
-	int v = *(int *)param;
-
-	if (v < 0 || v > 2) {
-		DOCA_LOG_ERR("exec scope %d: 0 (thread), 1 (warp) or 2 (block)", v);
-		return DOCA_ERROR_INVALID_VALUE;
-	}
-	((struct sample_args *)config)->exec_scope = v;
-	return DOCA_SUCCESS;
+	if (v >= min && v <= max && v % step == 0)
+		return true;
+	DOCA_LOG_ERR(err, v, min, max);
+	return false;
 }
 
-static doca_error_t duration_cb(void *param, void *config)
-{
-	int v = *(int *)param;
-
-	if (v < 0 || v > 86400) {
-		DOCA_LOG_ERR("duration %d s out of range [0, 86400]", v);
-		return DOCA_ERROR_INVALID_VALUE;
+/* The callback of an integer option stored in sample_args.field (int_param_ok decides). */
+#define INT_PARAM_CB(name, field, min, max, step, err)                                             \
+	static doca_error_t name(void *param, void *config)                                        \
+	{                                                                                          \
+		int v = *(int *)param;                                                             \
+                                                                                                   \
+		if (!int_param_ok(v, min, max, step, err))                                         \
+			return DOCA_ERROR_INVALID_VALUE;                                           \
+		((struct sample_args *)config)->field = v;                                         \
+		return DOCA_SUCCESS;                                                               \
 	}
-	((struct sample_args *)config)->duration_s = v;
-	return DOCA_SUCCESS;
-}
 
-static doca_error_t size_cb(void *param, void *config)
-{
-	int v = *(int *)param;
+INT_PARAM_CB(scope_cb, exec_scope, 0, 2, 1, "exec scope %d: 0 (thread), 1 (warp) or 2 (block)")
+INT_PARAM_CB(duration_cb, duration_s, 0, 86400, 1, "duration %d s out of range [%d, %d]")
+INT_PARAM_CB(size_cb, pkt_size, SAMPLE_FRAME_MIN, 2048, 1, "packet size %d out of range [%d, %d]")
+INT_PARAM_CB(threads_cb, threads, 32, 1024, 32, "CUDA threads %d: a multiple of 32 from 32 to 1024")
+INT_PARAM_CB(interval_cb, interval_ns, 1000, 1000000000, 1,
+	     "time interval %d ns out of range [%d, %d]")
+INT_PARAM_CB(peer_count_cb, peer_count, 0, INT_MAX, 1, "peer count %d is negative")
+INT_PARAM_CB(peer_rate_cb, peer_rate, 0, 100000000, 1, "peer rate %d out of range [%d, %d]")
 
-	if (v < SAMPLE_FRAME_MIN || v > 2048) {
-		DOCA_LOG_ERR("packet size %d out of range [%d, 2048]", v, SAMPLE_FRAME_MIN);
-		return DOCA_ERROR_INVALID_VALUE;
-	}
-	((struct sample_args *)config)->pkt_size = (uint32_t)v;
-	return DOCA_SUCCESS;
-}
+/* Every option, in the order they are registered (and listed by --help), with its group. */
+static const struct sample_param {
+	unsigned int group;
+	const char *short_name; /* NULL: none */
+	const char *long_name;
+	const char *descr;
+	enum doca_argp_type type;
+	doca_argp_param_cb_t cb;
+} sample_params[] = {
+	{SAMPLE_OPT_GPU, "g", "gpu", "GPU PCIe address (default: CUDA device 0)",
+	 DOCA_ARGP_TYPE_STRING, gpu_cb},
+	{SAMPLE_OPT_NIC, "n", "nic", "NIC PCIe address", DOCA_ARGP_TYPE_STRING, nic_cb},
+	{SAMPLE_OPT_NIC, "d", "device", "NIC by ibdev name (softdpu; instead of -n)",
+	 DOCA_ARGP_TYPE_STRING, dev_cb},
+	{SAMPLE_OPT_SCOPE, "e", "exec-scope", "CUDA execution scope: 0 thread, 1 warp, 2 block",
+	 DOCA_ARGP_TYPE_INT, scope_cb},
+	{SAMPLE_OPT_DURATION, NULL, "duration", "stop after this many seconds (0: at SIGINT)",
+	 DOCA_ARGP_TYPE_INT, duration_cb},
+	{SAMPLE_OPT_SIZE, "s", "size", "packet size in bytes (60-2048)", DOCA_ARGP_TYPE_INT,
+	 size_cb},
+	{SAMPLE_OPT_THREADS, "t", "threads", "CUDA threads (a multiple of 32)", DOCA_ARGP_TYPE_INT,
+	 threads_cb},
+	{SAMPLE_OPT_INTERVAL, "t", "time-interval", "nanoseconds between two bursts",
+	 DOCA_ARGP_TYPE_INT, interval_cb},
+	{SAMPLE_OPT_PEER, NULL, "peer", "loop peer device the sample drives on the CPU (softdpu)",
+	 DOCA_ARGP_TYPE_STRING, peer_cb},
+	{SAMPLE_OPT_PEER, NULL, "peer-count", "frames the peer sends (0: until the end)",
+	 DOCA_ARGP_TYPE_INT, peer_count_cb},
+	{SAMPLE_OPT_PEER, NULL, "peer-rate", "frames per second the peer sends (0: flat out)",
+	 DOCA_ARGP_TYPE_INT, peer_rate_cb},
+};
 
-static doca_error_t threads_cb(void *param, void *config)
-{
-	int v = *(int *)param;
-
-	if (v < 32 || v > 1024 || v % 32 != 0) {
-		DOCA_LOG_ERR("CUDA threads %d: a multiple of 32 from 32 to 1024", v);
-		return DOCA_ERROR_INVALID_VALUE;
-	}
-	((struct sample_args *)config)->threads = (uint32_t)v;
-	return DOCA_SUCCESS;
-}
-
-static doca_error_t interval_cb(void *param, void *config)
-{
-	int v = *(int *)param;
-
-	if (v < 1000 || v > 1000000000) {
-		DOCA_LOG_ERR("time interval %d ns out of range [1000, 1000000000]", v);
-		return DOCA_ERROR_INVALID_VALUE;
-	}
-	((struct sample_args *)config)->interval_ns = (uint64_t)v;
-	return DOCA_SUCCESS;
-}
-
-static doca_error_t peer_count_cb(void *param, void *config)
-{
-	int v = *(int *)param;
-
-	if (v < 0) {
-		DOCA_LOG_ERR("peer count %d is negative", v);
-		return DOCA_ERROR_INVALID_VALUE;
-	}
-	((struct sample_args *)config)->peer_count = (uint64_t)v;
-	return DOCA_SUCCESS;
-}
-
-static doca_error_t peer_rate_cb(void *param, void *config)
-{
-	int v = *(int *)param;
-
-	if (v < 0 || v > 100000000) {
-		DOCA_LOG_ERR("peer rate %d out of range [0, 100000000]", v);
-		return DOCA_ERROR_INVALID_VALUE;
-	}
-	((struct sample_args *)config)->peer_rate = (uint32_t)v;
-	return DOCA_SUCCESS;
-}
-
-static doca_error_t reg(const char *short_name, const char *long_name, const char *descr,
-			enum doca_argp_type type, doca_argp_param_cb_t cb)
+static doca_error_t reg(const struct sample_param *sp)
 {
 	struct doca_argp_param *param = NULL;
 	doca_error_t result = doca_argp_param_create(&param);
@@ -188,55 +165,29 @@ static doca_error_t reg(const char *short_name, const char *long_name, const cha
 		DOCA_LOG_ERR("failed to create an ARGP param: %s", doca_error_get_descr(result));
 		return result;
 	}
-	if (short_name != NULL)
-		doca_argp_param_set_short_name(param, short_name);
-	doca_argp_param_set_long_name(param, long_name);
-	doca_argp_param_set_description(param, descr);
-	doca_argp_param_set_callback(param, cb);
-	doca_argp_param_set_type(param, type);
+	if (sp->short_name != NULL)
+		doca_argp_param_set_short_name(param, sp->short_name);
+	doca_argp_param_set_long_name(param, sp->long_name);
+	doca_argp_param_set_description(param, sp->descr);
+	doca_argp_param_set_callback(param, sp->cb);
+	doca_argp_param_set_type(param, sp->type);
 	result = doca_argp_register_param(param);
 	if (result != DOCA_SUCCESS)
-		DOCA_LOG_ERR("failed to register --%s: %s", long_name,
+		DOCA_LOG_ERR("failed to register --%s: %s", sp->long_name,
 			     doca_error_get_descr(result));
 	return result;
 }
 
-doca_error_t sample_register_params(unsigned int which)
+static doca_error_t sample_register_params(unsigned int which)
 {
-	doca_error_t r = DOCA_SUCCESS;
+	for (size_t i = 0; i < sizeof(sample_params) / sizeof(sample_params[0]); i++) {
+		doca_error_t r =
+			which & sample_params[i].group ? reg(&sample_params[i]) : DOCA_SUCCESS;
 
-	if (which & SAMPLE_OPT_GPU)
-		r = reg("g", "gpu", "GPU PCIe address (default: CUDA device 0)",
-			DOCA_ARGP_TYPE_STRING, gpu_cb);
-	if (r == DOCA_SUCCESS && (which & SAMPLE_OPT_NIC))
-		r = reg("n", "nic", "NIC PCIe address", DOCA_ARGP_TYPE_STRING, nic_cb);
-	if (r == DOCA_SUCCESS && (which & SAMPLE_OPT_NIC))
-		r = reg("d", "device", "NIC by ibdev name (softdpu; instead of -n)",
-			DOCA_ARGP_TYPE_STRING, dev_cb);
-	if (r == DOCA_SUCCESS && (which & SAMPLE_OPT_SCOPE))
-		r = reg("e", "exec-scope", "CUDA execution scope: 0 thread, 1 warp, 2 block",
-			DOCA_ARGP_TYPE_INT, scope_cb);
-	if (r == DOCA_SUCCESS && (which & SAMPLE_OPT_DURATION))
-		r = reg(NULL, "duration", "stop after this many seconds (0: at SIGINT)",
-			DOCA_ARGP_TYPE_INT, duration_cb);
-	if (r == DOCA_SUCCESS && (which & SAMPLE_OPT_SIZE))
-		r = reg("s", "size", "packet size in bytes (60-2048)", DOCA_ARGP_TYPE_INT, size_cb);
-	if (r == DOCA_SUCCESS && (which & SAMPLE_OPT_THREADS))
-		r = reg("t", "threads", "CUDA threads (a multiple of 32)", DOCA_ARGP_TYPE_INT,
-			threads_cb);
-	if (r == DOCA_SUCCESS && (which & SAMPLE_OPT_INTERVAL))
-		r = reg("t", "time-interval", "nanoseconds between two bursts", DOCA_ARGP_TYPE_INT,
-			interval_cb);
-	if (r == DOCA_SUCCESS && (which & SAMPLE_OPT_PEER))
-		r = reg(NULL, "peer", "loop peer device the sample drives on the CPU (softdpu)",
-			DOCA_ARGP_TYPE_STRING, peer_cb);
-	if (r == DOCA_SUCCESS && (which & SAMPLE_OPT_PEER))
-		r = reg(NULL, "peer-count", "frames the peer sends (0: until the end)",
-			DOCA_ARGP_TYPE_INT, peer_count_cb);
-	if (r == DOCA_SUCCESS && (which & SAMPLE_OPT_PEER))
-		r = reg(NULL, "peer-rate", "frames per second the peer sends (0: flat out)",
-			DOCA_ARGP_TYPE_INT, peer_rate_cb);
-	return r;
+		if (r != DOCA_SUCCESS)
+			return r;
+	}
+	return DOCA_SUCCESS;
 }
 
 doca_error_t sample_argp_start(const char *program, void *config, unsigned int which,
@@ -278,13 +229,27 @@ int sample_exit(doca_error_t result)
 
 /* ---- devices ------------------------------------------------------------------------------ */
 
+/* Whether info is the device of this PCIe address (pci not NULL) or ibdev name. */
+static bool dev_matches(struct doca_devinfo *info, const char *pci, const char *name)
+{
+	char ibdev[DOCA_DEVINFO_IBDEV_NAME_SIZE] = "";
+	uint8_t eq = 0;
+
+	if (pci != NULL)
+		return doca_devinfo_is_equal_pci_addr(info, pci, &eq) == DOCA_SUCCESS && eq;
+	return doca_devinfo_get_ibdev_name(info, ibdev, sizeof(ibdev)) == DOCA_SUCCESS &&
+	       strcmp(ibdev, name) == 0;
+}
+
 doca_error_t sample_open_dev(const char *pci, const char *name, struct doca_dev **dev)
 {
 	struct doca_devinfo **list = NULL;
 	uint32_t n = 0;
 	doca_error_t result;
 
-	if ((pci == NULL || pci[0] == '\0') && (name == NULL || name[0] == '\0')) {
+	if (pci != NULL && pci[0] == '\0')
+		pci = NULL;
+	if (pci == NULL && (name == NULL || name[0] == '\0')) {
 		DOCA_LOG_ERR("no NIC given: -n <PCIe address> or -d <ibdev name>");
 		return DOCA_ERROR_INVALID_VALUE;
 	}
@@ -295,27 +260,17 @@ doca_error_t sample_open_dev(const char *pci, const char *name, struct doca_dev 
 	}
 	result = DOCA_ERROR_NOT_FOUND;
 	for (uint32_t i = 0; i < n; i++) {
-		char ibdev[DOCA_DEVINFO_IBDEV_NAME_SIZE] = "";
-		uint8_t eq = 0;
-
-		if (pci != NULL && pci[0] != '\0') {
-			if (doca_devinfo_is_equal_pci_addr(list[i], pci, &eq) != DOCA_SUCCESS ||
-			    !eq)
-				continue;
-		} else if (doca_devinfo_get_ibdev_name(list[i], ibdev, sizeof(ibdev)) !=
-				   DOCA_SUCCESS ||
-			   strcmp(ibdev, name) != 0) {
+		if (!dev_matches(list[i], pci, name))
 			continue;
-		}
 		result = doca_dev_open(list[i], dev);
 		if (result != DOCA_SUCCESS)
-			DOCA_LOG_ERR("failed to open %s: %s", pci && pci[0] ? pci : name,
+			DOCA_LOG_ERR("failed to open %s: %s", pci != NULL ? pci : name,
 				     doca_error_get_descr(result));
 		break;
 	}
 	if (result == DOCA_ERROR_NOT_FOUND)
 		DOCA_LOG_ERR("no device %s among %u (declare one with SOFTDPU_DEVICES)",
-			     pci && pci[0] ? pci : name, n);
+			     pci != NULL ? pci : name, n);
 	doca_devinfo_destroy_list(list);
 	return result;
 }
@@ -373,6 +328,9 @@ fail:
 
 void sample_gpu_buf_destroy(struct doca_gpu *gpu, struct sample_gpu_buf *buf)
 {
+	/* the mmap and the dma-buf exist only with the memory: a zeroed buf holds nothing */
+	if (buf->gpu == NULL)
+		return;
 	if (buf->mmap != NULL && doca_mmap_destroy(buf->mmap) != DOCA_SUCCESS)
 		DOCA_LOG_WARN("failed to destroy an mmap");
 	buf->mmap = NULL;
@@ -619,14 +577,33 @@ bool sample_teardown_begin(struct sample_resources *res, uint32_t *exit_cpu)
 	return true;
 }
 
-void sample_gpu_mem_free(struct doca_gpu *gpu, void *gpu_ptr)
+doca_error_t sample_gpu_mem_alloc(struct sample_resources *res, const char *what, size_t size,
+				  enum doca_gpu_mem_type mtype, void **gpu_ptr, void **cpu_ptr)
 {
-	if (gpu_ptr != NULL)
-		(void)doca_gpu_mem_free(gpu, gpu_ptr);
+	doca_error_t result;
+
+	*gpu_ptr = NULL;
+	*cpu_ptr = NULL;
+	if (res->nb_gpu_mem == SAMPLE_GPU_MEM_MAX) {
+		DOCA_LOG_ERR("no room to record %s (SAMPLE_GPU_MEM_MAX)", what);
+		return DOCA_ERROR_NO_MEMORY;
+	}
+	result = doca_gpu_mem_alloc(res->gpu, size, 4096, mtype, gpu_ptr, cpu_ptr);
+	if (*gpu_ptr != NULL)
+		res->gpu_mem[res->nb_gpu_mem++] = *gpu_ptr;
+	if (result != DOCA_SUCCESS || *gpu_ptr == NULL || *cpu_ptr == NULL) {
+		DOCA_LOG_ERR("failed to allocate %s: %s", what, doca_error_get_descr(result));
+		return result != DOCA_SUCCESS ? result : DOCA_ERROR_NO_MEMORY;
+	}
+	memset(*cpu_ptr, 0, size);
+	return DOCA_SUCCESS;
 }
 
 void sample_resources_close(struct sample_resources *res)
 {
+	for (uint32_t i = 0; i < res->nb_gpu_mem; i++)
+		(void)doca_gpu_mem_free(res->gpu, res->gpu_mem[i]);
+	res->nb_gpu_mem = 0;
 	sample_peer_stop(res->peer);
 	res->peer = NULL;
 	sample_cuda_stream_destroy(res->stream);
@@ -810,42 +787,49 @@ static void peer_recv_err(struct doca_eth_rxq_task_recv *t, union doca_data task
 	doca_task_free(doca_eth_rxq_task_recv_as_doca_task(t));
 }
 
+/* The sender may send frame seq now: its count, room in the queue and its rate allow it. */
+static bool peer_may_send(const struct sample_peer *p, uint64_t seq, double start)
+{
+	return p->sender && (p->count == 0 || seq < p->count) && p->inflight < PEER_BUFS &&
+	       (p->rate == 0 || (double)seq < (sample_now_s() - start) * p->rate);
+}
+
+/* Build frame seq in its slot and submit it; false (nothing held) when the queue refused it. */
+static bool peer_send(struct sample_peer *p, uint64_t seq)
+{
+	static const uint8_t dst[6] = {0x02, 0, 0, 0, 0, 0x02}, src[6] = {0x02, 0, 0, 0, 0, 0x01};
+	uint8_t *mem = p->mem + (size_t)(seq % PEER_BUFS) * PEER_BUF_SIZE;
+	struct doca_eth_txq_task_send *t = NULL;
+	struct doca_buf *b = NULL;
+	union doca_data u = {.u64 = seq};
+
+	sample_build_frame(mem, p->size, seq, dst, src);
+	if (doca_buf_inventory_buf_get_by_data(p->inv, p->mmap, mem, p->size, &b) == DOCA_SUCCESS &&
+	    doca_eth_txq_task_send_allocate_init(p->txq, b, u, &t) == DOCA_SUCCESS &&
+	    doca_task_submit(doca_eth_txq_task_send_as_doca_task(t)) == DOCA_SUCCESS) {
+		p->inflight++;
+		p->frames++;
+		p->bytes += p->size;
+		return true;
+	}
+	if (t != NULL)
+		doca_task_free(doca_eth_txq_task_send_as_doca_task(t));
+	if (b != NULL)
+		(void)doca_buf_dec_refcount(b, NULL);
+	return false;
+}
+
 static void *peer_thread(void *arg)
 {
 	struct sample_peer *p = arg;
-	static const uint8_t dst[6] = {0x02, 0, 0, 0, 0, 0x02}, src[6] = {0x02, 0, 0, 0, 0, 0x01};
 	double start = sample_now_s();
 	uint64_t seq = 0;
 
 	while (!p->stop) {
-		bool sent = false;
+		bool sent = peer_may_send(p, seq, start) && peer_send(p, seq);
 
-		if (p->sender && (p->count == 0 || seq < p->count) && p->inflight < PEER_BUFS &&
-		    (p->rate == 0 || (double)seq < (sample_now_s() - start) * p->rate)) {
-			uint8_t *mem = p->mem + (size_t)(seq % PEER_BUFS) * PEER_BUF_SIZE;
-			struct doca_eth_txq_task_send *t = NULL;
-			struct doca_buf *b = NULL;
-			union doca_data u = {.u64 = seq};
-
-			sample_build_frame(mem, p->size, seq, dst, src);
-			if (doca_buf_inventory_buf_get_by_data(p->inv, p->mmap, mem, p->size, &b) ==
-				    DOCA_SUCCESS &&
-			    doca_eth_txq_task_send_allocate_init(p->txq, b, u, &t) ==
-				    DOCA_SUCCESS &&
-			    doca_task_submit(doca_eth_txq_task_send_as_doca_task(t)) ==
-				    DOCA_SUCCESS) {
-				p->inflight++;
-				p->frames++;
-				p->bytes += p->size;
-				seq++;
-				sent = true;
-			} else {
-				if (t != NULL)
-					doca_task_free(doca_eth_txq_task_send_as_doca_task(t));
-				if (b != NULL)
-					(void)doca_buf_dec_refcount(b, NULL);
-			}
-		}
+		if (sent)
+			seq++;
 		if (doca_pe_progress(p->pe) == 0 && !sent)
 			usleep(p->rate != 0 || !p->sender ? 100 : 20);
 	}

@@ -51,11 +51,10 @@ struct sample_args {
 	uint32_t peer_rate;		 /* --peer-rate: frames per second of the peer sender */
 };
 
-/* Set by SIGINT/SIGTERM (sample_install_signals). */
+/* Set by SIGINT/SIGTERM (the handler sample_argp_start installs). */
 extern volatile sig_atomic_t sample_force_quit;
-void sample_install_signals(void);
 
-/* Option groups: sample_register_params(SAMPLE_OPT_GPU | SAMPLE_OPT_NIC | ...). */
+/* Option groups: sample_argp_start(..., SAMPLE_OPT_GPU | SAMPLE_OPT_NIC | ..., ...). */
 #define SAMPLE_OPT_GPU 0x01u
 #define SAMPLE_OPT_NIC 0x02u /* -n, -d */
 #define SAMPLE_OPT_SCOPE 0x04u
@@ -64,11 +63,10 @@ void sample_install_signals(void);
 #define SAMPLE_OPT_SIZE 0x20u
 #define SAMPLE_OPT_THREADS 0x40u
 #define SAMPLE_OPT_INTERVAL 0x80u
-doca_error_t sample_register_params(unsigned int which);
 
 /*
  * The start of a sample's main: the standard log backend, doca_argp_init(program, config), the
- * option groups which (sample_register_params), then register_own (when not NULL) for the
+ * option groups which, then register_own (when not NULL) for the
  * sample's own options, doca_argp_start and the SIGINT/SIGTERM handler. On failure it says why
  * and releases ARGP: main returns EXIT_FAILURE.
  */
@@ -96,7 +94,8 @@ doca_error_t sample_cuda_stream_create(void **stream);
 doca_error_t sample_cuda_stream_wait(void *stream, double timeout_s);
 void sample_cuda_stream_destroy(void *stream);
 
-/* GPU memory of the given type registered for dev (dma-buf when the GPU can export it). */
+/* GPU memory of the given type registered for dev (dma-buf when the GPU can export it). A zeroed
+ * sample_gpu_buf holds nothing: destroying it does nothing. */
 struct sample_gpu_buf {
 	void *gpu; /* GPU address */
 	void *cpu; /* CPU address (GPU_CPU, CPU_GPU), else NULL */
@@ -124,13 +123,16 @@ void sample_flow_destroy(struct sample_flow *flow);
 doca_error_t sample_ctx_stop(struct doca_ctx *ctx, struct doca_pe *pe, double timeout_s);
 
 /*
- * What every sample holds (the first member of its resources, zeroed, pkt_buf.dmabuf_fd -1): the
- * GPU, the NIC, its queue (a receive or a send queue) and the packet buffer in GPU memory, the
- * stream of the kernel and the loop peer. Torn down in this order:
+ * What every sample holds (the first member of its resources, zeroed): the GPU, the NIC, its
+ * queue (a receive or a send queue) and the packet buffer in GPU memory, the sample's own GPU
+ * memory (sample_gpu_mem_alloc), the stream of the kernel and the loop peer. Torn down in this
+ * order:
  *   sample_teardown_begin   the kernel stopped (nothing else is torn down while it runs)
- *   the sample's own        flow rules, proxy thread, its GPU memory (sample_gpu_mem_free)
- *   sample_resources_close  peer, stream, queue stopped and destroyed, packet buffer, NIC, GPU
+ *   the sample's own        flow rules, proxy thread
+ *   sample_resources_close  the sample's GPU memory, peer, stream, queue stopped and destroyed,
+ *                           packet buffer, NIC, GPU
  */
+#define SAMPLE_GPU_MEM_MAX 4
 struct sample_resources {
 	struct doca_gpu *gpu;
 	struct doca_dev *dev;
@@ -138,6 +140,8 @@ struct sample_resources {
 	struct doca_eth_txq *txq; /* the send queue (simple_send, send_wait_time) */
 	bool ctx_started;	  /* the queue's context was started */
 	struct sample_gpu_buf pkt_buf;
+	void *gpu_mem[SAMPLE_GPU_MEM_MAX]; /* sample_gpu_mem_alloc's, freed in this order */
+	uint32_t nb_gpu_mem;
 	void *stream;
 	bool kernel_running; /* a kernel was launched on stream and not seen to end */
 	struct sample_peer *peer;
@@ -174,8 +178,13 @@ double sample_monitor(double duration_s, const uint32_t *exit_cpu, const uint32_
 		      const uint64_t *packets, const char *what);
 /* sample_kernel_stop (5 s); false, said, when the kernel still runs: tear nothing down. */
 bool sample_teardown_begin(struct sample_resources *res, uint32_t *exit_cpu);
-/* doca_gpu_mem_free of a sample allocation (nothing for NULL). */
-void sample_gpu_mem_free(struct doca_gpu *gpu, void *gpu_ptr);
+/*
+ * size bytes of GPU memory of a type the CPU sees too (GPU_CPU or CPU_GPU), 4 KiB aligned, zeroed;
+ * *gpu_ptr and *cpu_ptr get its two addresses. Recorded in res: sample_resources_close frees it.
+ * On failure it says so, naming the memory what.
+ */
+doca_error_t sample_gpu_mem_alloc(struct sample_resources *res, const char *what, size_t size,
+				  enum doca_gpu_mem_type mtype, void **gpu_ptr, void **cpu_ptr);
 void sample_resources_close(struct sample_resources *res);
 
 /*

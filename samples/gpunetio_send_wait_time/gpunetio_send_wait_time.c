@@ -81,18 +81,14 @@ static doca_error_t setup(struct sample_args *args, struct wt_resources *r)
 	if (result != DOCA_SUCCESS)
 		return result;
 
-	result = doca_gpu_mem_alloc(r->base.gpu, sizeof(uint64_t) * NUM_BURST_SEND, 4096,
-				    DOCA_GPU_MEM_TYPE_GPU_CPU, (void **)&r->ts_gpu,
-				    (void **)&r->ts_cpu);
-	if (result != DOCA_SUCCESS || r->ts_cpu == NULL)
-		return result != DOCA_SUCCESS ? result : DOCA_ERROR_NO_MEMORY;
-	result = doca_gpu_mem_alloc(r->base.gpu, sizeof(struct wt_result), 4096,
+	result = sample_gpu_mem_alloc(&r->base, "the send times", sizeof(uint64_t) * NUM_BURST_SEND,
+				      DOCA_GPU_MEM_TYPE_GPU_CPU, (void **)&r->ts_gpu,
+				      (void **)&r->ts_cpu);
+	if (result != DOCA_SUCCESS)
+		return result;
+	return sample_gpu_mem_alloc(&r->base, "the result", sizeof(struct wt_result),
 				    DOCA_GPU_MEM_TYPE_CPU_GPU, (void **)&r->res_gpu,
 				    (void **)&r->res_cpu);
-	if (result != DOCA_SUCCESS || r->res_cpu == NULL)
-		return result != DOCA_SUCCESS ? result : DOCA_ERROR_NO_MEMORY;
-	memset(r->res_cpu, 0, sizeof(*r->res_cpu));
-	return DOCA_SUCCESS;
 }
 
 /* Per burst: when its packets arrived at the peer, against its send time. */
@@ -183,23 +179,15 @@ static doca_error_t run(struct sample_args *args, struct wt_resources *r)
 
 static void teardown(struct wt_resources *r)
 {
-	if (!sample_teardown_begin(&r->base, NULL))
-		return;
-	sample_gpu_mem_free(r->base.gpu, r->ts_gpu);
-	sample_gpu_mem_free(r->base.gpu, r->res_gpu);
-	sample_resources_close(&r->base);
+	if (sample_teardown_begin(&r->base, NULL))
+		sample_resources_close(&r->base);
 }
 
 int main(int argc, char **argv)
 {
-	struct sample_args args;
-	struct wt_resources res;
+	struct sample_args args = {.interval_ns = 5000000 /* 5 ms */};
+	struct wt_resources res = {0};
 	doca_error_t result;
-
-	memset(&args, 0, sizeof(args));
-	memset(&res, 0, sizeof(res));
-	res.base.pkt_buf.dmabuf_fd = -1;
-	args.interval_ns = 5000000; /* 5 ms */
 
 	if (sample_argp_start("doca_gpunetio_send_wait_time", &args,
 			      SAMPLE_OPT_GPU | SAMPLE_OPT_NIC | SAMPLE_OPT_INTERVAL |

@@ -89,21 +89,15 @@ static doca_error_t setup(struct sample_args *args, struct rx_resources *r)
 	if (result != DOCA_SUCCESS)
 		return result;
 
-	result = doca_gpu_mem_alloc(r->base.gpu, sizeof(uint32_t), 4096, DOCA_GPU_MEM_TYPE_GPU_CPU,
-				    (void **)&r->exit_gpu, (void **)&r->exit_cpu);
-	if (result != DOCA_SUCCESS || r->exit_gpu == NULL || r->exit_cpu == NULL) {
-		DOCA_LOG_ERR("failed to allocate the exit flag: %s", doca_error_get_descr(result));
-		return result != DOCA_SUCCESS ? result : DOCA_ERROR_NO_MEMORY;
-	}
-	DOCA_GPUNETIO_VOLATILE(*r->exit_cpu) = 0;
-	result = doca_gpu_mem_alloc(r->base.gpu, sizeof(struct rx_stats), 4096,
-				    DOCA_GPU_MEM_TYPE_CPU_GPU, (void **)&r->stats_gpu,
-				    (void **)&r->stats_cpu);
-	if (result != DOCA_SUCCESS || r->stats_cpu == NULL) {
-		DOCA_LOG_ERR("failed to allocate the statistics: %s", doca_error_get_descr(result));
-		return result != DOCA_SUCCESS ? result : DOCA_ERROR_NO_MEMORY;
-	}
-	memset(r->stats_cpu, 0, sizeof(*r->stats_cpu));
+	result = sample_gpu_mem_alloc(&r->base, "the exit flag", sizeof(uint32_t),
+				      DOCA_GPU_MEM_TYPE_GPU_CPU, (void **)&r->exit_gpu,
+				      (void **)&r->exit_cpu);
+	if (result == DOCA_SUCCESS)
+		result = sample_gpu_mem_alloc(&r->base, "the statistics", sizeof(struct rx_stats),
+					      DOCA_GPU_MEM_TYPE_CPU_GPU, (void **)&r->stats_gpu,
+					      (void **)&r->stats_cpu);
+	if (result != DOCA_SUCCESS)
+		return result;
 	return sample_cuda_stream_create(&r->base.stream);
 }
 
@@ -161,21 +155,14 @@ static void teardown(struct rx_resources *r)
 	if (!sample_teardown_begin(&r->base, r->exit_cpu))
 		return;
 	sample_flow_destroy(&r->flow);
-	sample_gpu_mem_free(r->base.gpu, r->exit_gpu);
-	sample_gpu_mem_free(r->base.gpu, r->stats_gpu);
 	sample_resources_close(&r->base);
 }
 
 int main(int argc, char **argv)
 {
-	struct sample_args args;
-	struct rx_resources res;
+	struct sample_args args = {.exec_scope = DOCA_GPUNETIO_ETH_EXEC_SCOPE_BLOCK};
+	struct rx_resources res = {0};
 	doca_error_t result;
-
-	memset(&args, 0, sizeof(args));
-	memset(&res, 0, sizeof(res));
-	res.base.pkt_buf.dmabuf_fd = -1;
-	args.exec_scope = DOCA_GPUNETIO_ETH_EXEC_SCOPE_BLOCK;
 
 	if (sample_argp_start("doca_gpunetio_simple_receive", &args,
 			      SAMPLE_OPT_GPU | SAMPLE_OPT_NIC | SAMPLE_OPT_SCOPE |

@@ -25,6 +25,17 @@ static __device__ bool frame_ok(const uint8_t *f, uint32_t bytes)
 	return ip_len + 14 <= bytes;
 }
 
+/* Whether this thread takes part in a receive call of this scope: thread 0, the first warp, all. */
+template <enum doca_gpu_dev_eth_exec_scope scope>
+static __device__ bool in_scope()
+{
+	if (scope == DOCA_GPUNETIO_ETH_EXEC_SCOPE_THREAD)
+		return threadIdx.x == 0;
+	if (scope == DOCA_GPUNETIO_ETH_EXEC_SCOPE_WARP)
+		return threadIdx.x < DOCA_GPUNETIO_ETH_WARP_SIZE;
+	return true;
+}
+
 template <enum doca_gpu_dev_eth_exec_scope scope>
 __global__ void receive_packets(struct doca_gpu_eth_rxq *rxq, uint32_t *exit_cond,
 				struct rx_stats *stats)
@@ -52,29 +63,12 @@ __global__ void receive_packets(struct doca_gpu_eth_rxq *rxq, uint32_t *exit_con
 		__syncthreads();
 		if (stop != 0)
 			break;
-		if (scope == DOCA_GPUNETIO_ETH_EXEC_SCOPE_THREAD) {
-			if (threadIdx.x == 0)
-				ret = doca_gpu_dev_eth_rxq_recv<DOCA_GPUNETIO_ETH_EXEC_SCOPE_THREAD,
-								DOCA_GPUNETIO_ETH_MCST_AUTO,
-								DOCA_GPUNETIO_ETH_NIC_HANDLER_AUTO,
-								DOCA_GPUNETIO_ETH_RX_ATTR_ALL>(
-					rxq, MAX_RX_NUM_PKTS, MAX_RX_TIMEOUT_NS, &first_idx,
-					&num_pkts, attr);
-		} else if (scope == DOCA_GPUNETIO_ETH_EXEC_SCOPE_WARP) {
-			if (threadIdx.x < DOCA_GPUNETIO_ETH_WARP_SIZE)
-				ret = doca_gpu_dev_eth_rxq_recv<DOCA_GPUNETIO_ETH_EXEC_SCOPE_WARP,
-								DOCA_GPUNETIO_ETH_MCST_AUTO,
-								DOCA_GPUNETIO_ETH_NIC_HANDLER_AUTO,
-								DOCA_GPUNETIO_ETH_RX_ATTR_ALL>(
-					rxq, MAX_RX_NUM_PKTS, MAX_RX_TIMEOUT_NS, &first_idx,
-					&num_pkts, attr);
-		} else {
-			ret = doca_gpu_dev_eth_rxq_recv<
-				DOCA_GPUNETIO_ETH_EXEC_SCOPE_BLOCK, DOCA_GPUNETIO_ETH_MCST_AUTO,
-				DOCA_GPUNETIO_ETH_NIC_HANDLER_AUTO, DOCA_GPUNETIO_ETH_RX_ATTR_ALL>(
+		if (in_scope<scope>())
+			ret = doca_gpu_dev_eth_rxq_recv<scope, DOCA_GPUNETIO_ETH_MCST_AUTO,
+							DOCA_GPUNETIO_ETH_NIC_HANDLER_AUTO,
+							DOCA_GPUNETIO_ETH_RX_ATTR_ALL>(
 				rxq, MAX_RX_NUM_PKTS, MAX_RX_TIMEOUT_NS, &first_idx, &num_pkts,
 				attr);
-		}
 		if (ret != DOCA_SUCCESS)
 			atomicExch(&rx_error, (uint32_t)ret);
 		__syncthreads();

@@ -135,18 +135,14 @@ static doca_error_t setup(struct send_args *a, struct tx_resources *r)
 	if (result != DOCA_SUCCESS)
 		return result;
 
-	result = doca_gpu_mem_alloc(r->base.gpu, sizeof(uint32_t), 4096, DOCA_GPU_MEM_TYPE_GPU_CPU,
-				    (void **)&r->exit_gpu, (void **)&r->exit_cpu);
-	if (result != DOCA_SUCCESS || r->exit_cpu == NULL)
-		return result != DOCA_SUCCESS ? result : DOCA_ERROR_NO_MEMORY;
-	DOCA_GPUNETIO_VOLATILE(*r->exit_cpu) = 0;
-	result = doca_gpu_mem_alloc(r->base.gpu, sizeof(struct tx_stats), 4096,
+	result = sample_gpu_mem_alloc(&r->base, "the exit flag", sizeof(uint32_t),
+				      DOCA_GPU_MEM_TYPE_GPU_CPU, (void **)&r->exit_gpu,
+				      (void **)&r->exit_cpu);
+	if (result != DOCA_SUCCESS)
+		return result;
+	return sample_gpu_mem_alloc(&r->base, "the statistics", sizeof(struct tx_stats),
 				    DOCA_GPU_MEM_TYPE_CPU_GPU, (void **)&r->stats_gpu,
 				    (void **)&r->stats_cpu);
-	if (result != DOCA_SUCCESS || r->stats_cpu == NULL)
-		return result != DOCA_SUCCESS ? result : DOCA_ERROR_NO_MEMORY;
-	memset(r->stats_cpu, 0, sizeof(*r->stats_cpu));
-	return DOCA_SUCCESS;
 }
 
 static doca_error_t run(struct send_args *a, struct tx_resources *r)
@@ -215,23 +211,16 @@ static void teardown(struct tx_resources *r)
 		return;
 	if (r->proxy_running)
 		pthread_join(r->proxy_thread, NULL);
-	sample_gpu_mem_free(r->base.gpu, r->exit_gpu);
-	sample_gpu_mem_free(r->base.gpu, r->stats_gpu);
 	sample_resources_close(&r->base);
 }
 
 int main(int argc, char **argv)
 {
-	struct send_args args;
-	struct tx_resources res;
+	struct send_args args = {.common = {.exec_scope = DOCA_GPUNETIO_ETH_EXEC_SCOPE_THREAD,
+					    .pkt_size = 1024,
+					    .threads = 256}};
+	struct tx_resources res = {0};
 	doca_error_t result;
-
-	memset(&args, 0, sizeof(args));
-	memset(&res, 0, sizeof(res));
-	res.base.pkt_buf.dmabuf_fd = -1;
-	args.common.exec_scope = DOCA_GPUNETIO_ETH_EXEC_SCOPE_THREAD;
-	args.common.pkt_size = 1024;
-	args.common.threads = 256;
 
 	if (sample_argp_start("doca_gpunetio_simple_send", &args,
 			      SAMPLE_OPT_GPU | SAMPLE_OPT_NIC | SAMPLE_OPT_SCOPE |

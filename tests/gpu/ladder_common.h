@@ -1,6 +1,6 @@
 /*
- * GPU ladder tests (issue 5, seed steps 1-3 and 5): what the four programs share. Header-only
- * (static functions), CUDA C++. Every wait is bounded; CUDA failures are failures; the only
+ * GPU ladder tests (issue 5, seed steps 1-3 and 5): what the four programs share (the CPU queue
+ * helpers also serve test_eth_gpu_path.cu). Header-only (static functions), CUDA C++. Every wait is bounded; CUDA failures are failures; the only
  * skip (77) is a machine without /dev/nvidiactl.
  * SPDX-License-Identifier: BSD-3-Clause
  */
@@ -71,6 +71,23 @@ static inline struct doca_dev *ladder_open(const char *name)
 		std::exit(1);
 	}
 	return dev;
+}
+
+/*
+ * Declare a loop pair, <tag>a<pid> and <tag>b<pid> (their names into a and b, 32 bytes each),
+ * as the process's devices, with no device configuration.
+ */
+static inline void ladder_declare_loop_pair(const char *tag, char *a, char *b)
+{
+	char decls[256];
+	int pid = (int)getpid();
+
+	std::snprintf(a, 32, "%sa%d", tag, pid);
+	std::snprintf(b, 32, "%sb%d", tag, pid);
+	std::snprintf(decls, sizeof(decls), "loop:name=%s,peer=%s;loop:name=%s,peer=%s", a, b, b,
+		      a);
+	setenv("SOFTDPU_DEVICES", decls, 1);
+	setenv("SOFTDPU_DEVICE_CONFIG", "", 1);
 }
 
 /* A CYCLIC receive queue on the GPU data path, its packet buffer of type mtype, started. */
@@ -167,6 +184,87 @@ static inline void ladder_cpu_ctx_stop(struct doca_ctx *ctx, struct doca_pe *pe)
 	}
 	if (st != DOCA_CTX_STATE_IDLE)
 		FAIL("a context did not stop within 10 s");
+}
+
+/* CPU send tasks completed (successfully or not) by ladder_send_done, in this program. */
+[[maybe_unused]] static int ladder_sent;
+
+/* Both callbacks of a CPU send queue: release the frame's buffer and the task, count it. */
+static inline void ladder_send_done(struct doca_eth_txq_task_send *t, union doca_data u,
+				    union doca_data c)
+{
+	struct doca_buf *b = NULL;
+
+	(void)u;
+	(void)c;
+	(void)doca_eth_txq_task_send_get_pkt(t, &b);
+	(void)doca_buf_dec_refcount(b, NULL);
+	doca_task_free(doca_eth_txq_task_send_as_doca_task(t));
+	ladder_sent++;
+}
+
+/* Host memory mem (len bytes) mapped for dev, and an inventory of n buffers; both started. */
+static inline void ladder_host_bufs_start(struct doca_dev *dev, void *mem, size_t len, uint32_t n,
+					  struct doca_mmap **mmap, struct doca_buf_inventory **inv)
+{
+	CHECK(doca_mmap_create(mmap));
+	CHECK(doca_mmap_set_memrange(*mmap, mem, len));
+	CHECK(doca_mmap_add_dev(*mmap, dev));
+	CHECK(doca_mmap_start(*mmap));
+	CHECK(doca_buf_inventory_create(n, inv));
+	CHECK(doca_buf_inventory_start(*inv));
+}
+
+/* Stop and destroy the inventory, then destroy the mmap. */
+static inline void ladder_host_bufs_destroy(struct doca_mmap *mmap, struct doca_buf_inventory *inv)
+{
+	CHECK(doca_buf_inventory_stop(inv));
+	CHECK(doca_buf_inventory_destroy(inv));
+	CHECK(doca_mmap_destroy(mmap));
+}
+
+/* A CPU send queue on dev (depth descriptors, tasks send tasks calling ladder_send_done) on pe,
+ * started. */
+static inline struct doca_eth_txq *ladder_cpu_txq_start(struct doca_dev *dev, uint32_t depth,
+							uint32_t tasks, struct doca_pe *pe)
+{
+	struct doca_eth_txq *txq = NULL;
+
+	CHECK(doca_eth_txq_create(dev, depth, &txq));
+	CHECK(doca_eth_txq_task_send_set_conf(txq, ladder_send_done, ladder_send_done, tasks));
+	CHECK(doca_pe_connect_ctx(pe, doca_eth_txq_as_doca_ctx(txq)));
+	CHECK(doca_ctx_start(doca_eth_txq_as_doca_ctx(txq)));
+	return txq;
+}
+
+/*
+ * A CPU receive queue on dev (depth descriptors of 2048 bytes, callbacks ok and err) on pe,
+ * started, with tasks receive tasks posted: task i on the 2048 bytes at mem + i * 2048 (of
+ * mmap, its buffer from inv).
+ */
+static inline struct doca_eth_rxq *ladder_cpu_rxq_start(struct doca_dev *dev, uint32_t depth,
+							doca_eth_rxq_task_recv_completion_cb_t ok,
+							doca_eth_rxq_task_recv_completion_cb_t err,
+							uint32_t tasks, struct doca_pe *pe,
+							struct doca_buf_inventory *inv,
+							struct doca_mmap *mmap, uint8_t *mem)
+{
+	struct doca_eth_rxq *rxq = NULL;
+
+	CHECK(doca_eth_rxq_create(dev, depth, 2048, &rxq));
+	CHECK(doca_eth_rxq_task_recv_set_conf(rxq, ok, err, tasks));
+	CHECK(doca_pe_connect_ctx(pe, doca_eth_rxq_as_doca_ctx(rxq)));
+	CHECK(doca_ctx_start(doca_eth_rxq_as_doca_ctx(rxq)));
+	for (uint32_t i = 0; i < tasks; i++) {
+		struct doca_eth_rxq_task_recv *t = NULL;
+		struct doca_buf *b = NULL;
+
+		CHECK(doca_buf_inventory_buf_get_by_addr(inv, mmap, mem + (size_t)i * 2048, 2048,
+							 &b));
+		CHECK(doca_eth_rxq_task_recv_allocate_init(rxq, b, (union doca_data){0}, &t));
+		CHECK(doca_task_submit(doca_eth_rxq_task_recv_as_doca_task(t)));
+	}
+	return rxq;
 }
 
 #endif /* LADDER_COMMON_H_ */

@@ -16,33 +16,11 @@
  * Exits 77 only when /dev/nvidiactl is absent; any other CUDA failure is a failure.
  * SPDX-License-Identifier: BSD-3-Clause
  */
-#include <cstdint>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <ctime>
 #include <vector>
 
-#include <cuda_runtime.h>
-#include <unistd.h>
-
-#include "doca_buf.h"
-#include "doca_buf_inventory.h"
-#include "doca_ctx.h"
-#include "doca_dev.h"
-#include "doca_eth_rxq.h"
-#include "doca_eth_rxq_cpu_data_path.h"
-#include "doca_eth_rxq_gpu_data_path.h"
-#include "doca_eth_txq.h"
-#include "doca_eth_txq_cpu_data_path.h"
-#include "doca_eth_txq_gpu_data_path.h"
-#include "doca_gpunetio.h"
-#include "doca_mmap.h"
-#include "doca_pe.h"
-#include "softdpu/eth.h"
 #include "softdpu/sdp_gpu_eth.h"
 
-#include "gpu_check.h"
+#include "ladder_common.h" /* the CPU queue helpers (it declares no device API) */
 
 #define FLEN 128
 #define NFRAMES 20000
@@ -174,24 +152,12 @@ static struct doca_gpu *g_gpu;
 static struct doca_buf_inventory *g_inv;
 static struct doca_mmap *g_host_mmap;
 static uint8_t *g_host_mem;
-static int g_sent, g_recv, g_recv_bad;
-
-static void send_done(struct doca_eth_txq_task_send *t, union doca_data u, union doca_data c)
-{
-	struct doca_buf *b = NULL;
-
-	(void)u;
-	(void)c;
-	(void)doca_eth_txq_task_send_get_pkt(t, &b);
-	(void)doca_buf_dec_refcount(b, NULL);
-	doca_task_free(doca_eth_txq_task_send_as_doca_task(t));
-	g_sent++;
-}
+static int g_recv, g_recv_bad;
 
 /* Send n frames with seq 0..n-1 from A's CPU txq (tasks recycled as they complete). */
 static void cpu_send(struct doca_eth_txq *txq, uint32_t n)
 {
-	int before = g_sent;
+	int before = ladder_sent;
 	double end = host_now_s() + 60;
 
 	for (uint32_t i = 0; i < n && host_now_s() < end;) {
@@ -199,7 +165,7 @@ static void cpu_send(struct doca_eth_txq *txq, uint32_t n)
 		struct doca_buf *b = NULL;
 		uint8_t *mem = g_host_mem + (size_t)(i % 512) * FLEN;
 
-		if ((int)i - (g_sent - before) >= 512) {
+		if ((int)i - (ladder_sent - before) >= 512) {
 			if (!doca_pe_progress(g_pe))
 				usleep(50);
 			continue;
@@ -210,22 +176,16 @@ static void cpu_send(struct doca_eth_txq *txq, uint32_t n)
 		CHECK(doca_task_submit(doca_eth_txq_task_send_as_doca_task(t)));
 		i++;
 	}
-	while (g_sent - before < (int)n && host_now_s() < end)
+	while (ladder_sent - before < (int)n && host_now_s() < end)
 		if (!doca_pe_progress(g_pe))
 			usleep(50);
-	if (g_sent - before != (int)n)
-		FAIL("sent %d of %u frames", g_sent - before, n);
+	if (ladder_sent - before != (int)n)
+		FAIL("sent %d of %u frames", ladder_sent - before, n);
 }
 
 static struct doca_eth_txq *cpu_txq(struct doca_dev *dev)
 {
-	struct doca_eth_txq *txq = NULL;
-
-	CHECK(doca_eth_txq_create(dev, 1024, &txq));
-	CHECK(doca_eth_txq_task_send_set_conf(txq, send_done, send_done, 1024));
-	CHECK(doca_pe_connect_ctx(g_pe, doca_eth_txq_as_doca_ctx(txq)));
-	CHECK(doca_ctx_start(doca_eth_txq_as_doca_ctx(txq)));
-	return txq;
+	return ladder_cpu_txq_start(dev, 1024, 1024, g_pe);
 }
 
 static void stop_destroy_txq(struct doca_eth_txq *txq)
@@ -375,19 +335,8 @@ static void test_tx(uint32_t n)
 	CHECK_CUDA(cudaMemcpy(fr_gpu, frames.data(), frames.size(), cudaMemcpyHostToDevice));
 
 	/* A receives on the CPU */
-	CHECK(doca_eth_rxq_create(g_a, 512, 2048, &rxq));
-	CHECK(doca_eth_rxq_task_recv_set_conf(rxq, recv_ok, recv_err, 256));
-	CHECK(doca_pe_connect_ctx(g_pe, doca_eth_rxq_as_doca_ctx(rxq)));
-	CHECK(doca_ctx_start(doca_eth_rxq_as_doca_ctx(rxq)));
-	for (int i = 0; i < 256; i++) {
-		struct doca_eth_rxq_task_recv *t = NULL;
-		struct doca_buf *b = NULL;
-
-		CHECK(doca_buf_inventory_buf_get_by_addr(
-			g_inv, g_host_mmap, g_host_mem + (size_t)(1024 + i) * 2048, 2048, &b));
-		CHECK(doca_eth_rxq_task_recv_allocate_init(rxq, b, (union doca_data){0}, &t));
-		CHECK(doca_task_submit(doca_eth_rxq_task_recv_as_doca_task(t)));
-	}
+	rxq = ladder_cpu_rxq_start(g_a, 512, recv_ok, recv_err, 256, g_pe, g_inv, g_host_mmap,
+				   g_host_mem + (size_t)1024 * 2048);
 	/* a CPU queue has no GPU handle */
 	cpu = cpu_txq(g_b);
 	{
@@ -485,9 +434,7 @@ int main(void)
 	test_rx(DOCA_GPU_MEM_TYPE_GPU, true);
 	test_tx(5000);
 
-	CHECK(doca_buf_inventory_stop(g_inv));
-	CHECK(doca_buf_inventory_destroy(g_inv));
-	CHECK(doca_mmap_destroy(g_host_mmap));
+	ladder_host_bufs_destroy(g_host_mmap, g_inv);
 	std::free(g_host_mem);
 	CHECK(doca_pe_destroy(g_pe));
 	CHECK(doca_dev_close(g_a));

@@ -74,19 +74,6 @@ static void test_cc_override(void)
 }
 
 static struct doca_pe *g_pe;
-static int g_sent;
-
-static void send_done(struct doca_eth_txq_task_send *t, union doca_data u, union doca_data c)
-{
-	struct doca_buf *b = NULL;
-
-	(void)u;
-	(void)c;
-	(void)doca_eth_txq_task_send_get_pkt(t, &b);
-	(void)doca_buf_dec_refcount(b, NULL);
-	doca_task_free(doca_eth_txq_task_send_as_doca_task(t));
-	g_sent++;
-}
 
 static void test_teardown(const char *na, const char *nb)
 {
@@ -136,16 +123,8 @@ static void test_teardown(const char *na, const char *nb)
 	STEP("cpu sends 16");
 	/* A sends 16 frames to the queue the kernel polls */
 	CHECK(doca_pe_create(&g_pe));
-	CHECK(doca_mmap_create(&cpu_mmap));
-	CHECK(doca_mmap_set_memrange(cpu_mmap, frames, sizeof(frames)));
-	CHECK(doca_mmap_add_dev(cpu_mmap, da));
-	CHECK(doca_mmap_start(cpu_mmap));
-	CHECK(doca_buf_inventory_create(16, &inv));
-	CHECK(doca_buf_inventory_start(inv));
-	CHECK(doca_eth_txq_create(da, 64, &ctxq));
-	CHECK(doca_eth_txq_task_send_set_conf(ctxq, send_done, send_done, 16));
-	CHECK(doca_pe_connect_ctx(g_pe, doca_eth_txq_as_doca_ctx(ctxq)));
-	CHECK(doca_ctx_start(doca_eth_txq_as_doca_ctx(ctxq)));
+	ladder_host_bufs_start(da, frames, sizeof(frames), 16, &cpu_mmap, &inv);
+	ctxq = ladder_cpu_txq_start(da, 64, 16, g_pe);
 	for (int i = 0; i < 16; i++) {
 		struct doca_eth_txq_task_send *t = NULL;
 		struct doca_buf *b = NULL;
@@ -162,7 +141,7 @@ static void test_teardown(const char *na, const char *nb)
 		CHECK(doca_task_submit(doca_eth_txq_task_send_as_doca_task(t)));
 	}
 	end = host_now_s() + 10;
-	while ((g_sent < 16 || DOCA_GPUNETIO_VOLATILE(*packets) < 16) && host_now_s() < end)
+	while ((ladder_sent < 16 || DOCA_GPUNETIO_VOLATILE(*packets) < 16) && host_now_s() < end)
 		if (doca_pe_progress(g_pe) == 0)
 			usleep(200);
 
@@ -201,9 +180,7 @@ static void test_teardown(const char *na, const char *nb)
 	STEP("cpu txq stop");
 	ladder_cpu_ctx_stop(doca_eth_txq_as_doca_ctx(ctxq), g_pe);
 	CHECK(doca_eth_txq_destroy(ctxq));
-	CHECK(doca_buf_inventory_stop(inv));
-	CHECK(doca_buf_inventory_destroy(inv));
-	CHECK(doca_mmap_destroy(cpu_mmap));
+	ladder_host_bufs_destroy(cpu_mmap, inv);
 	CHECK(doca_pe_destroy(g_pe));
 	STEP("close, gpu destroy");
 	CHECK(doca_dev_close(da));
@@ -277,16 +254,10 @@ int main(void)
 {
 	setvbuf(stdout, NULL, _IONBF, 0);
 	struct doca_gpu *gpu = ladder_gpu_init(); /* the skip check and the context */
-	char decls[256], na[32], nb[32];
-	int pid = (int)getpid();
+	char na[32], nb[32];
 
 	CHECK(doca_gpu_destroy(gpu));
-	std::snprintf(na, sizeof(na), "l5a%d", pid);
-	std::snprintf(nb, sizeof(nb), "l5b%d", pid);
-	std::snprintf(decls, sizeof(decls), "loop:name=%s,peer=%s;loop:name=%s,peer=%s", na, nb, nb,
-		      na);
-	setenv("SOFTDPU_DEVICES", decls, 1);
-	setenv("SOFTDPU_DEVICE_CONFIG", "", 1);
+	ladder_declare_loop_pair("l5", na, nb);
 
 	test_cc_override();
 	test_teardown(na, nb);

@@ -14,7 +14,7 @@
  */
 #include "ladder_common.h"
 
-#include <doca_gpunetio_dev_eth_rxq.cuh>
+#include "ladder_rx_dev.h"
 
 #include "sdp_gen_payload.h"
 
@@ -61,10 +61,7 @@ __global__ void burst_kernel(struct doca_gpu_eth_rxq *rxq, uint32_t *exit_cond, 
 		__syncthreads();
 		if (stop)
 			break;
-		ret = doca_gpu_dev_eth_rxq_recv<
-			DOCA_GPUNETIO_ETH_EXEC_SCOPE_BLOCK, DOCA_GPUNETIO_ETH_MCST_DISABLED,
-			DOCA_GPUNETIO_ETH_NIC_HANDLER_AUTO, DOCA_GPUNETIO_ETH_RX_ATTR_ALL>(
-			rxq, THREADS * 4, 1000000, &first, &n, attr);
+		ret = ladder_rx_block(rxq, THREADS * 4, &first, &n, attr);
 		f = first;
 		m = n;
 		if (ret != DOCA_SUCCESS && threadIdx.x == 0) {

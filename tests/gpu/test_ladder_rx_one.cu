@@ -11,7 +11,7 @@
  */
 #include "ladder_common.h"
 
-#include <doca_gpunetio_dev_eth_rxq.cuh>
+#include "ladder_rx_dev.h"
 
 #include "sdp_gen_payload.h"
 
@@ -40,10 +40,7 @@ __global__ void rx_one_kernel(struct doca_gpu_eth_rxq *rxq, uint32_t *exit_cond,
 		__syncthreads();
 		if (stop)
 			break;
-		ret = doca_gpu_dev_eth_rxq_recv<
-			DOCA_GPUNETIO_ETH_EXEC_SCOPE_BLOCK, DOCA_GPUNETIO_ETH_MCST_DISABLED,
-			DOCA_GPUNETIO_ETH_NIC_HANDLER_AUTO, DOCA_GPUNETIO_ETH_RX_ATTR_ALL>(
-			rxq, 32, 1000000, &first, &n, attr);
+		ret = ladder_rx_block(rxq, 32, &first, &n, attr);
 		if (threadIdx.x == 0) {
 			if (ret != DOCA_SUCCESS) {
 				res->error = (uint32_t)ret;
@@ -146,7 +143,6 @@ static struct doca_eth_txq *g_txq;
 static struct doca_buf_inventory *g_inv;
 static struct doca_mmap *g_mmap;
 static uint8_t g_frame[4096] __attribute__((aligned(4096)));
-static int g_sent;
 
 static void frame_fill(uint8_t *f, uint32_t len, uint32_t salt)
 {
@@ -157,32 +153,20 @@ static void frame_fill(uint8_t *f, uint32_t len, uint32_t salt)
 		f[k] = (uint8_t)(k * 13 + salt);
 }
 
-static void send_done(struct doca_eth_txq_task_send *t, union doca_data u, union doca_data c)
-{
-	struct doca_buf *b = NULL;
-
-	(void)u;
-	(void)c;
-	(void)doca_eth_txq_task_send_get_pkt(t, &b);
-	(void)doca_buf_dec_refcount(b, NULL);
-	doca_task_free(doca_eth_txq_task_send_as_doca_task(t));
-	g_sent++;
-}
-
 static void send_one(void)
 {
 	struct doca_eth_txq_task_send *t = NULL;
 	struct doca_buf *b = NULL;
 	double end = host_now_s() + 10;
 
-	g_sent = 0;
+	ladder_sent = 0;
 	CHECK(doca_buf_inventory_buf_get_by_data(g_inv, g_mmap, g_frame, FRAME_LEN, &b));
 	CHECK(doca_eth_txq_task_send_allocate_init(g_txq, b, (union doca_data){0}, &t));
 	CHECK(doca_task_submit(doca_eth_txq_task_send_as_doca_task(t)));
-	while (g_sent == 0 && host_now_s() < end)
+	while (ladder_sent == 0 && host_now_s() < end)
 		if (doca_pe_progress(g_pe) == 0)
 			usleep(100);
-	if (g_sent != 1)
+	if (ladder_sent != 1)
 		FAIL("the CPU send did not complete");
 }
 
@@ -194,16 +178,8 @@ static void test_loop(const char *a, const char *b, enum doca_gpu_mem_type mtype
 
 	CHECK_CUDA(cudaMallocHost(&res, sizeof(*res)));
 	CHECK(doca_pe_create(&g_pe));
-	CHECK(doca_mmap_create(&g_mmap));
-	CHECK(doca_mmap_set_memrange(g_mmap, g_frame, sizeof(g_frame)));
-	CHECK(doca_mmap_add_dev(g_mmap, da));
-	CHECK(doca_mmap_start(g_mmap));
-	CHECK(doca_buf_inventory_create(4, &g_inv));
-	CHECK(doca_buf_inventory_start(g_inv));
-	CHECK(doca_eth_txq_create(da, 64, &g_txq));
-	CHECK(doca_eth_txq_task_send_set_conf(g_txq, send_done, send_done, 4));
-	CHECK(doca_pe_connect_ctx(g_pe, doca_eth_txq_as_doca_ctx(g_txq)));
-	CHECK(doca_ctx_start(doca_eth_txq_as_doca_ctx(g_txq)));
+	ladder_host_bufs_start(da, g_frame, sizeof(g_frame), 4, &g_mmap, &g_inv);
+	g_txq = ladder_cpu_txq_start(da, 64, 4, g_pe);
 	frame_fill(g_frame, FRAME_LEN, salt);
 
 	ladder_rxq_start(g_gpu, db, 256, 2048, mtype, SDP_ETH_OVERFLOW_DEFAULT, &q);
@@ -220,9 +196,7 @@ static void test_loop(const char *a, const char *b, enum doca_gpu_mem_type mtype
 
 	ladder_cpu_ctx_stop(doca_eth_txq_as_doca_ctx(g_txq), g_pe);
 	CHECK(doca_eth_txq_destroy(g_txq));
-	CHECK(doca_buf_inventory_stop(g_inv));
-	CHECK(doca_buf_inventory_destroy(g_inv));
-	CHECK(doca_mmap_destroy(g_mmap));
+	ladder_host_bufs_destroy(g_mmap, g_inv);
 	CHECK(doca_pe_destroy(g_pe));
 	CHECK(doca_dev_close(da));
 	CHECK(doca_dev_close(db));

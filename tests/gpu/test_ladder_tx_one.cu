@@ -121,25 +121,8 @@ static void run(struct doca_gpu *gpu, struct doca_dev *da, struct doca_dev *db, 
 	std::memset(res, 0, sizeof(*res));
 
 	/* A: CPU receive queue with 16 tasks */
-	CHECK(doca_mmap_create(&rx_mmap));
-	CHECK(doca_mmap_set_memrange(rx_mmap, g_rx_mem, sizeof(g_rx_mem)));
-	CHECK(doca_mmap_add_dev(rx_mmap, da));
-	CHECK(doca_mmap_start(rx_mmap));
-	CHECK(doca_buf_inventory_create(64, &inv));
-	CHECK(doca_buf_inventory_start(inv));
-	CHECK(doca_eth_rxq_create(da, 64, 2048, &rxq));
-	CHECK(doca_eth_rxq_task_recv_set_conf(rxq, recv_ok, recv_err, 16));
-	CHECK(doca_pe_connect_ctx(g_pe, doca_eth_rxq_as_doca_ctx(rxq)));
-	CHECK(doca_ctx_start(doca_eth_rxq_as_doca_ctx(rxq)));
-	for (int i = 0; i < 16; i++) {
-		struct doca_eth_rxq_task_recv *t = NULL;
-		struct doca_buf *b = NULL;
-
-		CHECK(doca_buf_inventory_buf_get_by_addr(inv, rx_mmap, g_rx_mem + (size_t)i * 2048,
-							 2048, &b));
-		CHECK(doca_eth_rxq_task_recv_allocate_init(rxq, b, (union doca_data){0}, &t));
-		CHECK(doca_task_submit(doca_eth_rxq_task_recv_as_doca_task(t)));
-	}
+	ladder_host_bufs_start(da, g_rx_mem, sizeof(g_rx_mem), 64, &rx_mmap, &inv);
+	rxq = ladder_cpu_rxq_start(da, 64, recv_ok, recv_err, 16, g_pe, inv, rx_mmap, g_rx_mem);
 
 	/* B: GPU send queue, the frame in device memory */
 	CHECK(doca_gpu_mem_alloc(gpu, 65536, 65536, DOCA_GPU_MEM_TYPE_GPU, &fr_gpu, NULL));
@@ -189,9 +172,7 @@ static void run(struct doca_gpu *gpu, struct doca_dev *da, struct doca_dev *db, 
 	CHECK(doca_gpu_mem_free(gpu, fr_gpu));
 	ladder_cpu_ctx_stop(doca_eth_rxq_as_doca_ctx(rxq), g_pe);
 	CHECK(doca_eth_rxq_destroy(rxq));
-	CHECK(doca_buf_inventory_stop(inv));
-	CHECK(doca_buf_inventory_destroy(inv));
-	CHECK(doca_mmap_destroy(rx_mmap));
+	ladder_host_bufs_destroy(rx_mmap, inv);
 	CHECK_CUDA(cudaFreeHost(res));
 	CHECK_CUDA(cudaStreamDestroy(stream));
 }
@@ -200,15 +181,9 @@ int main(void)
 {
 	struct doca_gpu *gpu = ladder_gpu_init();
 	struct doca_dev *da, *db;
-	char decls[256], la[32], lb[32];
-	int pid = (int)getpid();
+	char la[32], lb[32];
 
-	std::snprintf(la, sizeof(la), "l3a%d", pid);
-	std::snprintf(lb, sizeof(lb), "l3b%d", pid);
-	std::snprintf(decls, sizeof(decls), "loop:name=%s,peer=%s;loop:name=%s,peer=%s", la, lb, lb,
-		      la);
-	setenv("SOFTDPU_DEVICES", decls, 1);
-	setenv("SOFTDPU_DEVICE_CONFIG", "", 1);
+	ladder_declare_loop_pair("l3", la, lb);
 	da = ladder_open(la);
 	db = ladder_open(lb);
 	CHECK(doca_pe_create(&g_pe));
