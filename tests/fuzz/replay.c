@@ -7,6 +7,10 @@
  * names the iteration and the seed printed before it.
  *
  *   fuzz_urom_proto_replay [--random N] [--seed S] [FILE...]
+ *   fuzz_urom_frame_replay [--random N] [--stream K] [--seed S] [FILE...]
+ *
+ * With --stream K (the frame target) each generated input is two control bytes followed by up
+ * to K generated inputs back to back, as they would follow each other on a connection.
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #include <stdint.h>
@@ -149,10 +153,55 @@ static int run_file(const char *path)
 	return 0;
 }
 
+/* Input number i of the generated set into buf (up to 8 KiB): its length. */
+static size_t gen_input(unsigned long i, uint8_t *buf, size_t cap)
+{
+	unsigned long j, flips;
+	size_t len;
+
+	switch (i % 4) {
+	case 0: /* valid */
+		len = make_valid(buf, cap);
+		break;
+	case 1: /* valid, a few bytes changed */
+	case 2: /* valid, changed and cut or extended */
+		len = make_valid(buf, cap);
+		flips = 1 + rnd() % 4;
+		for (j = 0; j < flips; j++)
+			buf[rnd() % len] = (uint8_t)rnd();
+		if (i % 4 == 2) {
+			size_t newlen = (size_t)(rnd() % (len + 16));
+
+			for (j = len; j < newlen; j++)
+				buf[j] = (uint8_t)rnd();
+			len = newlen;
+		}
+		break;
+	default: /* noise behind a plausible header */
+		len = (size_t)(rnd() % 300);
+		for (j = 0; j < len; j++)
+			buf[j] = (uint8_t)rnd();
+		if (len >= SDP_UROM_HDR_LEN) {
+			uint32_t body = (uint32_t)(len - SDP_UROM_HDR_LEN);
+			uint16_t type = types[rnd() % NUM_TYPES];
+
+			memcpy(buf, "SURM", 4);
+			buf[4] = SDP_UROM_PROTO_VERSION;
+			buf[5] = 0;
+			buf[6] = (uint8_t)type;
+			buf[7] = (uint8_t)(type >> 8);
+			for (j = 0; j < 4; j++)
+				buf[16 + j] = (uint8_t)(body >> (8 * j));
+		}
+		break;
+	}
+	return len;
+}
+
 int main(int argc, char **argv)
 {
-	static uint8_t buf[8192];
-	unsigned long n = 0, i, j, flips;
+	static uint8_t buf[8192], stream_buf[4 * 8192 + 2];
+	unsigned long n = 0, i, stream = 0;
 	uint64_t seed = 0x5eed5eed12345678ull;
 	size_t len;
 	int a, errors = 0;
@@ -162,52 +211,35 @@ int main(int argc, char **argv)
 			n = strtoul(argv[++a], NULL, 0);
 		else if (strcmp(argv[a], "--seed") == 0 && a + 1 < argc)
 			seed = strtoull(argv[++a], NULL, 0);
+		else if (strcmp(argv[a], "--stream") == 0 && a + 1 < argc)
+			stream = strtoul(argv[++a], NULL, 0);
 		else
 			errors += run_file(argv[a]);
 	}
+	if (stream > 4)
+		stream = 4;
 	rng = seed ? seed : 1;
 	for (i = 0; i < sizeof(pool); i++)
 		pool[i] = (uint8_t)rnd();
 	printf("replay: %lu generated inputs, seed 0x%llx\n", n, (unsigned long long)seed);
 	fflush(stdout);
 	for (i = 0; i < n; i++) {
-		switch (i % 4) {
-		case 0: /* valid */
-			len = make_valid(buf, sizeof(buf));
-			break;
-		case 1: /* valid, a few bytes changed */
-		case 2: /* valid, changed and cut or extended */
-			len = make_valid(buf, sizeof(buf));
-			flips = 1 + rnd() % 4;
-			for (j = 0; j < flips; j++)
-				buf[rnd() % len] = (uint8_t)rnd();
-			if (i % 4 == 2) {
-				size_t newlen = (size_t)(rnd() % (len + 16));
-
-				for (j = len; j < newlen; j++)
-					buf[j] = (uint8_t)rnd();
-				len = newlen;
-			}
-			break;
-		default: /* noise behind a plausible header */
-			len = (size_t)(rnd() % 300);
-			for (j = 0; j < len; j++)
-				buf[j] = (uint8_t)rnd();
-			if (len >= SDP_UROM_HDR_LEN) {
-				uint32_t body = (uint32_t)(len - SDP_UROM_HDR_LEN);
-				uint16_t type = types[rnd() % NUM_TYPES];
-
-				memcpy(buf, "SURM", 4);
-				buf[4] = SDP_UROM_PROTO_VERSION;
-				buf[5] = 0;
-				buf[6] = (uint8_t)type;
-				buf[7] = (uint8_t)(type >> 8);
-				for (j = 0; j < 4; j++)
-					buf[16 + j] = (uint8_t)(body >> (8 * j));
-			}
-			break;
+		if (stream == 0) {
+			len = gen_input(i, buf, sizeof(buf));
+			run_one(buf, len);
+			continue;
 		}
-		run_one(buf, len);
+		/* Two control bytes (chunk size, bound), then up to `stream` inputs in a row. */
+		stream_buf[0] = (uint8_t)rnd();
+		stream_buf[1] = (uint8_t)rnd();
+		len = 2;
+		for (unsigned long k = 1 + rnd() % stream; k > 0; k--) {
+			size_t piece = gen_input(i + k, buf, sizeof(buf));
+
+			memcpy(stream_buf + len, buf, piece);
+			len += piece;
+		}
+		run_one(stream_buf, len);
 	}
 	printf("replay: done\n");
 	return errors ? 1 : 0;
