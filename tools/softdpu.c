@@ -33,9 +33,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <sodium.h>
+
 #include "sdp_build_config.h"
 #include "sdp_config.h"
-#include "sdp_ucx.h"
+#include "sdp_urom_chan.h"
 #include "sdp_urom_auth.h"
 #include "sdp_urom_proto.h"
 #include "uromd_paths.h"
@@ -208,61 +210,51 @@ static int cli_wants_json(int argc, char **argv)
 /* ---- the status query ------------------------------------------------------------------- */
 
 struct cli_conn {
-	ucp_context_h ctx;
-	struct sdp_ucx_worker w;
-	ucp_ep_h ep;
-	volatile int event;
-	int failed;
-	ucs_status_t fail_status;
-	uint8_t *data;
+	struct sdp_urom_chan chan;
+	uint8_t *data; /* the last frame received (a copy) */
 	size_t len;
 };
 
-static void cli_recv(void *arg, ucp_ep_h reply_ep, const void *data, size_t len)
+/* The channel's frame callback: keep one frame, stop reading. */
+static int cli_frame(void *arg, const uint8_t *frame, size_t len)
 {
 	struct cli_conn *c = arg;
 
-	(void)reply_ep;
-	if (c->data != NULL)
-		return; /* one outstanding request at a time */
-	c->data = malloc(len ? len : 1);
-	if (c->data == NULL)
-		return;
-	memcpy(c->data, data, len);
-	c->len = len;
-	c->event = 1;
-}
-
-static void cli_ep_error(void *arg, ucp_ep_h ep, ucs_status_t status)
-{
-	struct cli_conn *c = arg;
-
-	(void)ep;
-	c->failed = 1;
-	c->fail_status = status;
-	c->event = 1;
+	c->data = malloc(len);
+	if (c->data != NULL) {
+		memcpy(c->data, frame, len);
+		c->len = len;
+	}
+	return 1;
 }
 
 /* Wait for the next message; it is unpacked into msg (pointing into c->data). */
 static int cli_wait(struct cli_conn *c, const char *addr, uint64_t deadline, uint16_t want,
 		    struct sdp_urom_msg *msg)
 {
+	doca_error_t status = DOCA_SUCCESS;
 	uint64_t now;
-	doca_error_t status;
+	int made;
 
 	free(c->data);
 	c->data = NULL;
-	c->event = 0;
-	now = now_ms();
-	if (now >= deadline ||
-	    sdp_ucx_worker_wait(&c->w, &c->event, (int)(deadline - now)) != DOCA_SUCCESS) {
-		fprintf(stderr, "softdpu: no answer from softdpu-uromd at %s within the timeout\n",
-			addr);
-		return -1;
+	while (c->data == NULL) {
+		status = sdp_urom_chan_read(&c->chan, cli_frame, c, &made);
+		if (status != DOCA_SUCCESS || c->data != NULL)
+			break;
+		now = now_ms();
+		if (now >= deadline) {
+			status = DOCA_ERROR_TIME_OUT;
+			break;
+		}
+		(void)sdp_urom_chan_wait(&c->chan, (int)(deadline - now));
 	}
 	if (c->data == NULL) {
-		fprintf(stderr, "softdpu: cannot reach softdpu-uromd at %s: %s\n", addr,
-			c->failed ? ucs_status_string(c->fail_status) : "out of memory");
+		fprintf(stderr, "softdpu: %s softdpu-uromd at %s\n",
+			status == DOCA_ERROR_TIME_OUT	   ? "no answer within the timeout from" :
+			status == DOCA_ERROR_NOT_CONNECTED ? "the connection was closed by" :
+							     "unreadable answer from",
+			addr);
 		return -1;
 	}
 	status = sdp_urom_msg_unpack(c->data, c->len, msg);
@@ -299,22 +291,24 @@ static int cli_wait(struct cli_conn *c, const char *addr, uint64_t deadline, uin
 	return 0;
 }
 
-static int cli_send(struct cli_conn *c, struct sdp_urom_msg *msg)
+/* Send msg and wait (bounded) until it is out. */
+static int cli_send(struct cli_conn *c, struct sdp_urom_msg *msg, uint64_t deadline)
 {
-	size_t cap = sdp_urom_msg_packed_size(msg), len = 0;
-	uint8_t *buf = malloc(cap ? cap : 1);
-	int rc = -1;
+	doca_error_t status = sdp_urom_chan_send(&c->chan, msg);
+	uint64_t now;
 
-	if (buf == NULL)
-		return -1;
-	if (sdp_urom_msg_pack(msg, buf, cap, &len) == DOCA_SUCCESS &&
-	    sdp_ucx_send(&c->w, c->ep, buf, len) == DOCA_SUCCESS)
-		rc = 0;
-	free(buf);
-	if (rc != 0)
+	while (status == DOCA_SUCCESS && sdp_urom_chan_out_pending(&c->chan) &&
+	       (now = now_ms()) < deadline)
+		status = sdp_urom_chan_wait(&c->chan, (int)(deadline - now)) ==
+					 DOCA_ERROR_NOT_CONNECTED ?
+				 DOCA_ERROR_NOT_CONNECTED :
+				 DOCA_SUCCESS;
+	if (status != DOCA_SUCCESS || sdp_urom_chan_out_pending(&c->chan)) {
 		fprintf(stderr, "softdpu: failed to send %s\n",
 			sdp_urom_msg_type_name(msg->hdr.type));
-	return rc;
+		return -1;
+	}
+	return 0;
 }
 
 /* Split host:port into a sockaddr. */
@@ -407,7 +401,8 @@ static int cli_query_status(const struct cli_where *w, int timeout_ms, char **js
 	socklen_t ss_len = 0;
 	uint64_t deadline = now_ms() + (uint64_t)timeout_ms;
 	doca_error_t status;
-	int loopback = 0, rc = -1;
+	char why[128];
+	int loopback = 0, rc = -1, fd = -1;
 
 	cli_service_addr(w, addr, sizeof(addr));
 	if (w->secret_file_opt != NULL)
@@ -423,17 +418,18 @@ static int cli_query_status(const struct cli_where *w, int timeout_ms, char **js
 		return -1;
 	}
 	if (cli_resolve_addr(addr, &ss, &ss_len, &loopback) != 0)
-		return -1;
+		goto out_secret;
 
+	(void)loopback;
 	memset(&c, 0, sizeof(c));
-	if (sdp_ucx_context_create(loopback ? "lo" : NULL, &c.ctx) != DOCA_SUCCESS)
-		return -1;
-	if (sdp_ucx_worker_init(&c.w, c.ctx, UCS_THREAD_MODE_SINGLE, cli_recv, &c) != DOCA_SUCCESS)
-		goto out_ctx;
-	if (sdp_ucx_ep_connect_sockaddr(&c.w, (struct sockaddr *)&ss, ss_len, cli_ep_error, &c,
-					&c.ep) != DOCA_SUCCESS) {
-		fprintf(stderr, "softdpu: cannot reach softdpu-uromd at %s\n", addr);
-		goto out_worker;
+	if (sdp_urom_chan_connect((struct sockaddr *)&ss, ss_len, timeout_ms, &fd, why,
+				  sizeof(why)) != DOCA_SUCCESS) {
+		fprintf(stderr, "softdpu: cannot reach softdpu-uromd at %s: %s\n", addr, why);
+		goto out_secret;
+	}
+	if (sdp_urom_chan_init(&c.chan, fd, SDP_UROM_FRAME_PREAUTH_MAX) != DOCA_SUCCESS) {
+		close(fd);
+		goto out_secret;
 	}
 
 	sdp_urom_random(client_nonce, sizeof(client_nonce));
@@ -448,7 +444,8 @@ static int cli_query_status(const struct cli_where *w, int timeout_ms, char **js
 	msg.u.hello.uid = (uint32_t)getuid();
 	msg.u.hello.hostname.data = (const uint8_t *)hostname;
 	msg.u.hello.hostname.len = (uint32_t)strlen(hostname);
-	if (cli_send(&c, &msg) != 0 || cli_wait(&c, addr, deadline, SDP_UROM_MSG_CHALLENGE, &msg))
+	if (cli_send(&c, &msg, deadline) != 0 ||
+	    cli_wait(&c, addr, deadline, SDP_UROM_MSG_CHALLENGE, &msg))
 		goto out_ep;
 	memcpy(server_nonce, msg.u.challenge.nonce, sizeof(server_nonce));
 	if (sdp_urom_auth_verify(secret, "svc", client_nonce, server_nonce, msg.u.challenge.mac) !=
@@ -459,28 +456,29 @@ static int cli_query_status(const struct cli_where *w, int timeout_ms, char **js
 			addr, secret_path);
 		goto out_ep;
 	}
+	/* The service proved itself: its status document may be long. */
+	sdp_urom_chan_set_max_frame(&c.chan, SDP_UROM_CHAN_MAX_FROM_SERVICE);
 	memset(&msg, 0, sizeof(msg));
 	msg.hdr.type = SDP_UROM_MSG_AUTH;
 	msg.hdr.req_id = 2;
 	sdp_urom_auth_mac(secret, "host", server_nonce, client_nonce, msg.u.auth.mac);
-	if (cli_send(&c, &msg) != 0 || cli_wait(&c, addr, deadline, SDP_UROM_MSG_WELCOME, &msg))
+	if (cli_send(&c, &msg, deadline) != 0 ||
+	    cli_wait(&c, addr, deadline, SDP_UROM_MSG_WELCOME, &msg))
 		goto out_ep;
 	memset(&msg, 0, sizeof(msg));
 	msg.hdr.type = SDP_UROM_MSG_STATUS_QUERY;
 	msg.hdr.req_id = 3;
-	if (cli_send(&c, &msg) != 0 ||
+	if (cli_send(&c, &msg, deadline) != 0 ||
 	    cli_wait(&c, addr, deadline, SDP_UROM_MSG_STATUS_REPLY, &msg))
 		goto out_ep;
 	*json_p = strndup((const char *)msg.u.status_reply.json.data, msg.u.status_reply.json.len);
 	rc = *json_p != NULL ? 0 : -1;
 
 out_ep:
-	sdp_ucx_ep_close(&c.w, c.ep, 200);
-out_worker:
 	free(c.data);
-	sdp_ucx_worker_fini(&c.w);
-out_ctx:
-	sdp_ucx_context_destroy(c.ctx);
+	sdp_urom_chan_fini(&c.chan);
+out_secret:
+	sodium_memzero(secret, sizeof(secret));
 	return rc;
 }
 

@@ -1,6 +1,6 @@
 /*
- * A raw UROM peer for integration tests: speaks the wire format (src/urom/proto) over softdpu's
- * UCX layer (src/urom/common/sdp_ucx.h) directly, without libdoca_urom, so a test can send what
+ * A raw UROM peer for integration tests: speaks the wire format (src/urom/proto) on the
+ * service's control channel (src/urom/common/sdp_urom_chan.h, plain TCP) directly, without libdoca_urom, so a test can send what
  * the host library never would (another protocol version, a status query) and check what the
  * daemon answers. Single-threaded; every receive is bounded.
  * SPDX-License-Identifier: BSD-3-Clause
@@ -9,14 +9,18 @@
 #define T_UROM_RAW_H_
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <json-c/json.h>
 
-#include "sdp_ucx.h"
+#include "sdp_urom_chan.h"
 #include "sdp_urom_auth.h"
 #include "sdp_urom_proto.h"
 #include "t_helpers.h"
@@ -24,11 +28,9 @@
 #define T_RAW_BUF 65536
 
 struct t_raw {
-	ucp_context_h context;
-	struct sdp_ucx_worker w;
-	int worker_ok;
-	ucp_ep_h ep;
-	int ep_failed; /* the endpoint reported an error */
+	struct sdp_urom_chan chan;
+	int chan_ok;
+	int ep_failed; /* the connection closed or failed */
 	int got;       /* a message is in buf */
 	size_t len;
 	uint8_t buf[T_RAW_BUF]; /* the last message received */
@@ -36,60 +38,76 @@ struct t_raw {
 	uint64_t next_req;
 };
 
-static inline void t_raw_recv_cb(void *arg, ucp_ep_h reply_ep, const void *data, size_t len)
+static inline int t_raw_frame_cb(void *arg, const uint8_t *data, size_t len)
 {
 	struct t_raw *r = (struct t_raw *)arg;
 
-	(void)reply_ep;
 	if (len > sizeof(r->buf)) {
 		t_fail("raw peer: message of %zu bytes exceeds the test buffer", len);
-		return;
+		return 1;
 	}
 	memcpy(r->buf, data, len);
 	r->len = len;
 	r->got = 1;
+	return 1; /* one at a time */
 }
 
-static inline void t_raw_ep_err_cb(void *arg, ucp_ep_h ep, ucs_status_t status)
-{
-	struct t_raw *r = (struct t_raw *)arg;
-
-	(void)ep;
-	(void)status;
-	r->ep_failed = 1;
-}
-
-/* Connect to 127.0.0.1:port. DOCA_SUCCESS or the UCX layer's error. */
+/* Connect to 127.0.0.1:port. DOCA_SUCCESS or NOT_CONNECTED. */
 static inline doca_error_t t_raw_connect(struct t_raw *r, uint16_t port)
 {
 	struct sockaddr_in sa;
+	char why[128];
 	doca_error_t st;
+	int fd = -1;
 
 	memset(r, 0, sizeof(*r));
-	st = sdp_ucx_context_create("lo", &r->context);
-	if (st != DOCA_SUCCESS)
-		return st;
-	st = sdp_ucx_worker_init(&r->w, r->context, UCS_THREAD_MODE_SINGLE, t_raw_recv_cb, r);
-	if (st != DOCA_SUCCESS)
-		return st;
-	r->worker_ok = 1;
 	memset(&sa, 0, sizeof(sa));
 	sa.sin_family = AF_INET;
 	sa.sin_port = htons(port);
 	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	return sdp_ucx_ep_connect_sockaddr(&r->w, (const struct sockaddr *)&sa, sizeof(sa),
-					   t_raw_ep_err_cb, r, &r->ep);
+	st = sdp_urom_chan_connect((const struct sockaddr *)&sa, sizeof(sa), 5000, &fd, why,
+				   sizeof(why));
+	if (st != DOCA_SUCCESS)
+		return st;
+	st = sdp_urom_chan_init(&r->chan, fd, T_RAW_BUF);
+	if (st != DOCA_SUCCESS) {
+		close(fd);
+		return st;
+	}
+	r->chan_ok = 1;
+	return DOCA_SUCCESS;
 }
 
 static inline void t_raw_close(struct t_raw *r)
 {
-	if (r->ep != NULL)
-		sdp_ucx_ep_close(&r->w, r->ep, 1000);
-	if (r->worker_ok)
-		sdp_ucx_worker_fini(&r->w);
-	if (r->context != NULL)
-		sdp_ucx_context_destroy(r->context);
+	if (r->chan_ok)
+		sdp_urom_chan_fini(&r->chan);
 	memset(r, 0, sizeof(*r));
+}
+
+/* Send raw bytes, whatever they are (junk, half a frame). */
+static inline doca_error_t t_raw_send_bytes(struct t_raw *r, const void *data, size_t len)
+{
+	const uint8_t *p = (const uint8_t *)data;
+
+	while (len > 0) {
+		ssize_t n = send(r->chan.fd, p, len, MSG_NOSIGNAL);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN) {
+			struct pollfd pf = {.fd = r->chan.fd, .events = POLLOUT};
+
+			if (poll(&pf, 1, 5000) <= 0)
+				return DOCA_ERROR_TIME_OUT;
+			continue;
+		}
+		if (n < 0)
+			return DOCA_ERROR_NOT_CONNECTED;
+		p += n;
+		len -= (size_t)n;
+	}
+	return DOCA_SUCCESS;
 }
 
 /*
@@ -112,21 +130,39 @@ static inline doca_error_t t_raw_send(struct t_raw *r, struct sdp_urom_msg *msg,
 		out[5] = (uint8_t)(wire_version >> 8);
 	}
 	r->got = 0;
-	return sdp_ucx_send(&r->w, r->ep, out, len);
+	return t_raw_send_bytes(r, out, len);
 }
 
 /*
  * Wait (bounded) for the next message and unpack it into msg (pointers into r->buf).
- * TIME_OUT when nothing came; unpack's status otherwise (NOT_SUPPORTED = other version, with
- * msg->hdr filled).
+ * TIME_OUT when nothing came, NOT_CONNECTED when the service closed the connection; unpack's
+ * status otherwise (NOT_SUPPORTED = other version, with msg->hdr filled).
  */
 static inline doca_error_t t_raw_recv(struct t_raw *r, struct sdp_urom_msg *msg, int timeout_ms)
 {
+	struct timespec t0, t;
 	doca_error_t st;
+	int made;
 
-	st = sdp_ucx_worker_wait(&r->w, &r->got, timeout_ms);
-	if (st != DOCA_SUCCESS)
-		return st;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	r->got = 0;
+	for (;;) {
+		long left;
+
+		st = sdp_urom_chan_read(&r->chan, t_raw_frame_cb, r, &made);
+		if (r->got)
+			break;
+		if (st != DOCA_SUCCESS) {
+			r->ep_failed = 1;
+			return DOCA_ERROR_NOT_CONNECTED;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		left = timeout_ms -
+		       ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000);
+		if (left <= 0)
+			return DOCA_ERROR_TIME_OUT;
+		(void)sdp_urom_chan_wait(&r->chan, (int)left);
+	}
 	r->got = 0;
 	return sdp_urom_msg_unpack(r->buf, r->len, msg);
 }

@@ -365,8 +365,13 @@ static inline int t_uromd_start(struct t_uromd *d, const char *extra_args[])
 
 	argv[argc++] = bin;
 	argv[argc++] = "--foreground";
-	argv[argc++] = "--listen";
-	argv[argc++] = "127.0.0.1:0";
+	for (i = 0; extra_args != NULL && extra_args[i] != NULL; i++)
+		if (strcmp(extra_args[i], "--listen") == 0)
+			break;
+	if (extra_args == NULL || extra_args[i] == NULL) { /* else the caller chose */
+		argv[argc++] = "--listen";
+		argv[argc++] = "127.0.0.1:0";
+	}
 	argv[argc++] = "--run-dir";
 	argv[argc++] = d->run_dir;
 	argv[argc++] = "--secret-file";

@@ -8,6 +8,7 @@
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sys/socket.h>
 
@@ -121,68 +122,79 @@ static void test_raw_version_mismatch(struct t_uromd *d)
 /* ---- a fake service that answers every HELLO with VERSION_REJECT ---- */
 
 struct fake_svc {
-	ucp_context_h context;
-	struct sdp_ucx_worker w;
-	ucp_listener_h listener;
+	int listen_fd;
+	struct sdp_urom_chan chan; /* the accepted host */
+	int chan_ok;
 	uint16_t port;
 	uint16_t wire_version; /* header version of the reject */
 	uint16_t body_version; /* version the reject announces */
-	ucp_ep_h ep;	       /* the accepted host */
 	int got_hello;
 	int hellos;
 	volatile int stop;
 	pthread_t thread;
 };
 
-static void fake_recv(void *arg, ucp_ep_h reply_ep, const void *data, size_t len)
+static int fake_frame(void *arg, const uint8_t *data, size_t len)
 {
 	struct fake_svc *f = arg;
 	struct sdp_urom_msg msg;
 	doca_error_t st = sdp_urom_msg_unpack(data, len, &msg);
 
-	(void)reply_ep;
 	if ((st == DOCA_SUCCESS || st == DOCA_ERROR_NOT_SUPPORTED) &&
 	    msg.hdr.type == SDP_UROM_MSG_HELLO)
 		f->got_hello = 1;
+	return 0;
 }
 
-static void fake_conn(void *arg, ucp_conn_request_h req)
+static void fake_reject(struct fake_svc *f)
 {
-	struct fake_svc *f = arg;
+	static const char sw[] = "fake-service 9.9";
+	static uint8_t out[1024];
+	struct sdp_urom_msg msg;
+	size_t len = 0;
 
-	if (f->ep != NULL) {
-		sdp_ucx_ep_close(&f->w, f->ep, 100);
-		f->ep = NULL;
+	f->got_hello = 0;
+	f->hellos++;
+	memset(&msg, 0, sizeof(msg));
+	msg.hdr.type = SDP_UROM_MSG_VERSION_REJECT;
+	msg.u.version_reject.version = f->body_version;
+	msg.u.version_reject.software.data = (const uint8_t *)sw;
+	msg.u.version_reject.software.len = sizeof(sw) - 1;
+	if (sdp_urom_msg_pack(&msg, out, sizeof(out), &len) == DOCA_SUCCESS) {
+		out[4] = (uint8_t)(f->wire_version & 0xff);
+		out[5] = (uint8_t)(f->wire_version >> 8);
+		if (send(f->chan.fd, out, len, MSG_NOSIGNAL) != (ssize_t)len)
+			t_fail("fake service: send failed");
 	}
-	if (sdp_ucx_ep_accept(&f->w, req, NULL, NULL, &f->ep) != DOCA_SUCCESS)
-		f->ep = NULL;
 }
 
 static void *fake_main(void *arg)
 {
-	static const char sw[] = "fake-service 9.9";
 	struct fake_svc *f = arg;
 
 	while (!f->stop) {
-		sdp_ucx_worker_wait(&f->w, &f->got_hello, 20);
-		if (f->got_hello && f->ep != NULL) {
-			static uint8_t out[1024];
-			struct sdp_urom_msg msg;
-			size_t len = 0;
+		struct pollfd p[2] = {{.fd = f->listen_fd, .events = POLLIN},
+				      {.fd = f->chan_ok ? f->chan.fd : -1, .events = POLLIN}};
+		int made;
 
-			f->got_hello = 0;
-			f->hellos++;
-			memset(&msg, 0, sizeof(msg));
-			msg.hdr.type = SDP_UROM_MSG_VERSION_REJECT;
-			msg.u.version_reject.version = f->body_version;
-			msg.u.version_reject.software.data = (const uint8_t *)sw;
-			msg.u.version_reject.software.len = sizeof(sw) - 1;
-			if (sdp_urom_msg_pack(&msg, out, sizeof(out), &len) == DOCA_SUCCESS) {
-				out[4] = (uint8_t)(f->wire_version & 0xff);
-				out[5] = (uint8_t)(f->wire_version >> 8);
-				sdp_ucx_send(&f->w, f->ep, out, len);
+		if (poll(p, 2, 20) <= 0)
+			continue;
+		if (p[0].revents & POLLIN) {
+			int fd = accept4(f->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+
+			if (fd >= 0) {
+				if (f->chan_ok)
+					sdp_urom_chan_fini(&f->chan);
+				f->chan_ok = sdp_urom_chan_init(&f->chan, fd, 4096) == DOCA_SUCCESS;
 			}
 		}
+		if (f->chan_ok && (p[1].revents & (POLLIN | POLLHUP)) &&
+		    sdp_urom_chan_read(&f->chan, fake_frame, f, &made) != DOCA_SUCCESS) {
+			sdp_urom_chan_fini(&f->chan);
+			f->chan_ok = 0;
+		}
+		if (f->got_hello && f->chan_ok)
+			fake_reject(f);
 	}
 	return NULL;
 }
@@ -195,13 +207,8 @@ static int fake_start(struct fake_svc *f, uint16_t wire_version, uint16_t body_v
 	f->wire_version = wire_version;
 	f->body_version = body_version;
 	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (sdp_ucx_context_create("lo", &f->context) != DOCA_SUCCESS)
-		return -1;
-	if (sdp_ucx_worker_init(&f->w, f->context, UCS_THREAD_MODE_SINGLE, fake_recv, f) !=
+	if (sdp_urom_chan_listen((struct sockaddr *)&sa, sizeof(sa), &f->listen_fd, &f->port) !=
 	    DOCA_SUCCESS)
-		return -1;
-	if (sdp_ucx_listen(&f->w, (struct sockaddr *)&sa, sizeof(sa), fake_conn, f, &f->listener,
-			   &f->port) != DOCA_SUCCESS)
 		return -1;
 	return pthread_create(&f->thread, NULL, fake_main, f) == 0 ? 0 : -1;
 }
@@ -210,11 +217,9 @@ static void fake_stop(struct fake_svc *f)
 {
 	f->stop = 1;
 	pthread_join(f->thread, NULL);
-	if (f->ep != NULL)
-		sdp_ucx_ep_close(&f->w, f->ep, 200);
-	sdp_ucx_listener_destroy(&f->w, f->listener);
-	sdp_ucx_worker_fini(&f->w);
-	sdp_ucx_context_destroy(f->context);
+	if (f->chan_ok)
+		sdp_urom_chan_fini(&f->chan);
+	close(f->listen_fd);
 }
 
 static void test_host_vs_fake_service(const char *secret_file, uint16_t wire_version,

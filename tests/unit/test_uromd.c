@@ -25,7 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "sdp_ucx.h"
+#include "sdp_urom_chan.h"
 #include "sdp_urom_auth.h"
 #include "sdp_urom_proto.h"
 #include "t_helpers.h"
@@ -34,10 +34,8 @@
 #define WAIT_MS 10000
 
 struct host {
-	ucp_context_h ctx;
-	struct sdp_ucx_worker w;
-	ucp_ep_h ep;
-	volatile int event;
+	struct sdp_urom_chan chan;
+	int chan_ok;
 	int failed;
 	size_t nq;
 	uint8_t *q[MAX_QUEUED];
@@ -67,64 +65,61 @@ static void nap(int ms)
 	nanosleep(&ts, NULL);
 }
 
-static void host_recv_cb(void *arg, ucp_ep_h reply_ep, const void *data, size_t len)
+static int host_frame_cb(void *arg, const uint8_t *data, size_t len)
 {
 	struct host *h = arg;
 
-	(void)reply_ep;
 	if (h->nq == MAX_QUEUED) {
 		t_fail("more than %d messages queued", MAX_QUEUED);
-		return;
+		return 1;
 	}
 	h->q[h->nq] = malloc(len);
 	if (h->q[h->nq] == NULL)
-		return;
+		return 1;
 	memcpy(h->q[h->nq], data, len);
 	h->qlen[h->nq++] = len;
-	h->event = 1;
-}
-
-static void host_err_cb(void *arg, ucp_ep_h ep, ucs_status_t status)
-{
-	struct host *h = arg;
-
-	(void)ep;
-	(void)status;
-	h->failed = 1;
-	h->event = 1;
+	return 0;
 }
 
 static int host_connect(struct host *h)
 {
 	struct sockaddr_in sa;
+	char why[128];
+	int fd = -1;
 
 	memset(h, 0, sizeof(*h));
 	memset(&sa, 0, sizeof(sa));
 	sa.sin_family = AF_INET;
 	sa.sin_port = htons(port);
 	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (sdp_ucx_context_create("lo", &h->ctx) != DOCA_SUCCESS)
+	if (sdp_urom_chan_connect((struct sockaddr *)&sa, sizeof(sa), WAIT_MS, &fd, why,
+				  sizeof(why)) != DOCA_SUCCESS) {
+		t_fail("connect to port %u: %s", port, why);
 		return -1;
-	if (sdp_ucx_worker_init(&h->w, h->ctx, UCS_THREAD_MODE_SINGLE, host_recv_cb, h) !=
-	    DOCA_SUCCESS)
+	}
+	if (sdp_urom_chan_init(&h->chan, fd, 1u << 20) != DOCA_SUCCESS) {
+		close(fd);
 		return -1;
-	if (sdp_ucx_ep_connect_sockaddr(&h->w, (struct sockaddr *)&sa, sizeof(sa), host_err_cb, h,
-					&h->ep) != DOCA_SUCCESS)
-		return -1;
+	}
+	h->chan_ok = 1;
 	return 0;
 }
 
 static void host_close(struct host *h)
 {
-	if (h->ep != NULL)
-		sdp_ucx_ep_close(&h->w, h->ep, 200);
-	sdp_ucx_worker_fini(&h->w);
-	if (h->ctx != NULL)
-		sdp_ucx_context_destroy(h->ctx);
+	if (h->chan_ok)
+		sdp_urom_chan_fini(&h->chan);
 	for (size_t i = 0; i < h->nq; i++)
 		free(h->q[i]);
 	free(h->cur);
 	memset(h, 0, sizeof(*h));
+}
+
+/* Bytes as they are (a frame, junk, half a frame). */
+static doca_error_t host_send_raw(struct host *h, const void *buf, size_t len)
+{
+	return send(h->chan.fd, buf, len, MSG_NOSIGNAL) == (ssize_t)len ? DOCA_SUCCESS :
+									  DOCA_ERROR_IO_FAILED;
 }
 
 static doca_error_t host_send(struct host *h, struct sdp_urom_msg *msg)
@@ -138,14 +133,18 @@ static doca_error_t host_send(struct host *h, struct sdp_urom_msg *msg)
 	status = sdp_urom_msg_pack(msg, buf, sizeof(buf), &len);
 	if (status != DOCA_SUCCESS)
 		return status;
-	return sdp_ucx_send(&h->w, h->ep, buf, len);
+	return host_send_raw(h, buf, len);
 }
 
-/* Next message (in arrival order) into msg; INVALID_VALUE if it did not unpack. */
+/*
+ * Next message (in arrival order) into msg; INVALID_VALUE if it did not unpack,
+ * CONNECTION_RESET when the service closed the connection first.
+ */
 static doca_error_t host_recv(struct host *h, struct sdp_urom_msg *msg, int timeout_ms)
 {
 	int64_t deadline = now_ms() + timeout_ms;
 	doca_error_t status;
+	int made;
 
 	while (h->nq == 0) {
 		int64_t left = deadline - now_ms();
@@ -154,8 +153,10 @@ static doca_error_t host_recv(struct host *h, struct sdp_urom_msg *msg, int time
 			return DOCA_ERROR_CONNECTION_RESET;
 		if (left <= 0)
 			return DOCA_ERROR_TIME_OUT;
-		h->event = 0;
-		sdp_ucx_worker_wait(&h->w, &h->event, (int)left);
+		if (sdp_urom_chan_read(&h->chan, host_frame_cb, h, &made) != DOCA_SUCCESS)
+			h->failed = 1;
+		else if (h->nq == 0)
+			(void)sdp_urom_chan_wait(&h->chan, (int)left);
 	}
 	free(h->cur);
 	h->cur = h->q[0];
@@ -388,16 +389,27 @@ int main(int argc, char **argv)
 		T_OK(sdp_urom_msg_pack(&hello, buf, sizeof(buf), &len));
 		buf[4] = (uint8_t)(SDP_UROM_PROTO_VERSION + 1); /* u16 version after the magic */
 		buf[5] = 0;
-		T_OK(sdp_ucx_send(&bad.w, bad.ep, buf, len));
+		T_OK(host_send_raw(&bad, buf, len));
 	}
 	T_OK(host_recv(&bad, &rep, WAIT_MS));
 	T_EQ_INT(rep.hdr.type, SDP_UROM_MSG_VERSION_REJECT);
 	T_EQ_INT(rep.u.version_reject.version, SDP_UROM_PROTO_VERSION);
 	host_close(&bad);
 
-	/* Garbage, and a request before authenticating: REJECT, connection closed. */
+	/* Garbage: not a UROM frame, the connection is closed without a word. */
 	T_EQ_INT(host_connect(&bad), 0);
-	T_OK(sdp_ucx_send(&bad.w, bad.ep, "not a UROM message", 18));
+	T_OK(host_send_raw(&bad, "not a UROM message", 18));
+	T_EQ_INT(host_recv(&bad, &rep, WAIT_MS), DOCA_ERROR_CONNECTION_RESET);
+	host_close(&bad);
+	/* A well-framed body that does not parse: REJECT(INVALID_VALUE), connection closed. */
+	T_EQ_INT(host_connect(&bad), 0);
+	{
+		uint8_t frame[SDP_UROM_HDR_LEN + 4] = {
+			0x53, 0x55, 0x52, 0x4d, SDP_UROM_PROTO_VERSION, 0, SDP_UROM_MSG_HELLO, 0};
+
+		frame[16] = 4; /* body length 4: far too short for a HELLO */
+		T_OK(host_send_raw(&bad, frame, sizeof(frame)));
+	}
 	T_OK(host_recv(&bad, &rep, WAIT_MS));
 	T_EQ_INT(rep.hdr.type, SDP_UROM_MSG_REJECT);
 	T_EQ_INT(rep.u.reject.status, DOCA_ERROR_INVALID_VALUE);

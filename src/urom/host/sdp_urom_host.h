@@ -2,9 +2,9 @@
  * softdpu internal to libdoca_urom: the service, worker, task and domain objects and what their
  * files need from each other.
  *
- * Threads and locks. A service context owns one UCP worker connected to softdpu-uromd. Worker
+ * Threads and locks. A service context owns one TCP connection to softdpu-uromd. Worker
  * contexts, which may live on other threads and progress engines, send their SPAWN and RELEASE
- * requests through it, so everything about that connection (the UCP worker, the endpoint, the
+ * requests through it, so everything about that connection (the socket and its buffers, the
  * list of pending requests, the list of attached worker contexts) is guarded by the service's
  * `lock`. Whoever holds the lock may progress the connection: the service context's progress
  * op does, and so does the progress op of a worker context that waits for a reply. A reply is
@@ -30,6 +30,7 @@
 #include "sdp_ctx.h"
 #include "sdp_list.h"
 #include "sdp_ucx.h"
+#include "sdp_urom_chan.h"
 #include "sdp_urom_proto.h"
 
 #define SDP_UROM_DEFAULT_HOST "127.0.0.1"
@@ -45,8 +46,7 @@
 #define SDP_UROM_ADDR_HOST_MAX 256
 #define SDP_UROM_NET_DEVICES_MAX 256
 /*
- * Progressing the service connection costs a system call (UCX's TCP transport polls its
- * sockets with epoll_wait), so progress ops that have no reply to wait for look at it only every
+ * Progressing the service connection costs a system call (a recv on its socket), so progress ops that have no reply to wait for look at it only every
  * SDP_UROM_SVC_POLL_CALLS calls, and at most every SDP_UROM_SVC_POLL_MS: unsolicited news
  * (WORKER_EXIT) is then seen within about a millisecond of a busy PE's time.
  */
@@ -125,12 +125,11 @@ struct doca_urom_service {
 	uint32_t max_workers;
 	/* the connection and everything shared with worker contexts */
 	pthread_mutex_t lock;
-	ucp_context_h ucp;
-	struct sdp_ucx_worker ucx;
-	int ucx_ready;
-	ucp_ep_h ep;
+	struct sdp_urom_chan chan; /* to softdpu-uromd's control port */
+	int chan_ready;
+	size_t ctrl_max; /* largest frame the service accepts from us */
 	int efd_added;
-	int conn_lost;		     /* the endpoint failed */
+	int conn_lost;		     /* the connection failed or closed */
 	int handshake;		     /* the synchronous handshake of start is running */
 	struct sdp_urom_req *hs_req; /* its current request */
 	uint64_t next_req_id;
@@ -158,6 +157,10 @@ struct doca_urom_service {
  */
 doca_error_t sdp_urom_svc_request_locked(struct doca_urom_service *svc, struct sdp_urom_msg *msg,
 					 struct sdp_urom_req *req, uint16_t want_type);
+
+/* Send one message to the service that needs no reply (lock held; bounded wait). */
+doca_error_t sdp_urom_svc_send_locked(struct doca_urom_service *svc,
+				      const struct sdp_urom_msg *msg);
 
 /* Progress the service connection a little (lock held); nonzero if anything happened. */
 int sdp_urom_svc_progress_locked(struct doca_urom_service *svc);

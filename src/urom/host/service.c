@@ -1,16 +1,22 @@
 /*
- * libdoca_urom: the service context. Start connects to softdpu-uromd and runs the versioned,
- * authenticated handshake synchronously (bounded by SOFTDPU_UROM_CONNECT_TIMEOUT_MS); the
- * connection then carries the SPAWN / RELEASE requests of worker contexts and the gid queries
- * of get-workers-by-gid tasks. See sdp_urom_host.h for the locking rules.
+ * libdoca_urom: the service context. Start connects to softdpu-uromd's control port (a plain
+ * TCP connection, sdp_urom_chan.h) and runs the versioned, authenticated handshake
+ * synchronously (bounded by SOFTDPU_UROM_CONNECT_TIMEOUT_MS); until the service has proved it
+ * knows the secret, frames from it are bounded by SDP_UROM_FRAME_PREAUTH_MAX. The connection
+ * then carries the SPAWN / RELEASE requests of worker contexts and the gid queries of
+ * get-workers-by-gid tasks; UCX endpoints are made only to workers, from the addresses the
+ * authenticated service hands out. See sdp_urom_host.h for the locking rules.
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #include <errno.h>
 #include <netdb.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
+
+#include <sodium.h>
 
 #include "doca_dev.h"
 #include "doca_urom.h"
@@ -107,14 +113,57 @@ doca_error_t sdp_urom_send_msg(struct sdp_ucx_worker *w, ucp_ep_h ep,
 	return status;
 }
 
+static void svc_conn_failed(struct doca_urom_service *svc, const char *why);
+
+doca_error_t sdp_urom_svc_send_locked(struct doca_urom_service *svc, const struct sdp_urom_msg *msg)
+{
+	uint64_t deadline = sdp_urom_now_ms() + (uint64_t)sdp_urom_connect_timeout_ms();
+	size_t len = sdp_urom_msg_packed_size(msg);
+	doca_error_t status;
+
+	if (!svc->chan_ready || svc->conn_lost) {
+		sdp_error("the connection to the UROM service at %s is %s", svc->addr_str,
+			  !svc->chan_ready ? "closed" : "lost");
+		return DOCA_ERROR_NOT_CONNECTED;
+	}
+	if (len == 0 || len > svc->ctrl_max) {
+		sdp_error("a %s message of %zu bytes exceeds the %zu bytes the UROM service at %s "
+			  "accepts",
+			  sdp_urom_msg_type_name(msg->hdr.type), len, svc->ctrl_max, svc->addr_str);
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	status = sdp_urom_chan_send(&svc->chan, msg);
+	/* Requests are small; the service reads all the time: wait (bounded) for the socket. */
+	while (status == DOCA_SUCCESS && sdp_urom_chan_out_pending(&svc->chan)) {
+		struct pollfd p = {.fd = svc->chan.fd, .events = POLLOUT};
+		uint64_t now = sdp_urom_now_ms();
+
+		if (now >= deadline) {
+			status = DOCA_ERROR_IO_FAILED;
+			break;
+		}
+		(void)poll(&p, 1, (int)(deadline - now));
+		status = sdp_urom_chan_flush(&svc->chan);
+		if (status == DOCA_ERROR_AGAIN)
+			status = DOCA_SUCCESS;
+	}
+	if (status == DOCA_ERROR_NOT_CONNECTED || status == DOCA_ERROR_IO_FAILED) {
+		svc_conn_failed(svc, status == DOCA_ERROR_IO_FAILED ?
+					     "the service does not read its connection" :
+					     "the service closed the connection");
+		return status == DOCA_ERROR_IO_FAILED ? status : DOCA_ERROR_NOT_CONNECTED;
+	}
+	return status;
+}
+
 doca_error_t sdp_urom_svc_request_locked(struct doca_urom_service *svc, struct sdp_urom_msg *msg,
 					 struct sdp_urom_req *req, uint16_t want_type)
 {
 	doca_error_t status;
 
-	if (svc->ep == NULL || svc->conn_lost) {
+	if (!svc->chan_ready || svc->conn_lost) {
 		sdp_error("the connection to the UROM service at %s is %s", svc->addr_str,
-			  svc->ep == NULL ? "closed" : "lost");
+			  !svc->chan_ready ? "closed" : "lost");
 		return DOCA_ERROR_NOT_CONNECTED;
 	}
 	req->req_id = ++svc->next_req_id;
@@ -125,7 +174,7 @@ doca_error_t sdp_urom_svc_request_locked(struct doca_urom_service *svc, struct s
 	req->reply = NULL;
 	req->reply_buf = NULL;
 	msg->hdr.req_id = req->req_id;
-	status = sdp_urom_send_msg(&svc->ucx, svc->ep, msg);
+	status = sdp_urom_svc_send_locked(svc, msg);
 	if (status != DOCA_SUCCESS)
 		return status;
 	sdp_list_add_tail(&svc->reqs, &req->link);
@@ -133,15 +182,21 @@ doca_error_t sdp_urom_svc_request_locked(struct doca_urom_service *svc, struct s
 	return DOCA_SUCCESS;
 }
 
+static int svc_frame(void *arg, const uint8_t *data, size_t len);
+
 int sdp_urom_svc_progress_locked(struct doca_urom_service *svc)
 {
-	int made = 0, i;
+	doca_error_t status;
+	int made = 0;
 
-	if (!svc->ucx_ready)
+	if (!svc->chan_ready || svc->conn_lost)
 		return 0;
-	for (i = 0; i < 64 && sdp_ucx_worker_progress(&svc->ucx); i++)
-		made = 1;
-	return made;
+	status = sdp_urom_chan_read(&svc->chan, svc_frame, svc, &made);
+	if (status == DOCA_ERROR_INVALID_VALUE)
+		svc_conn_failed(svc, "the service sent bytes that are not a UROM frame");
+	else if (status != DOCA_SUCCESS)
+		svc_conn_failed(svc, "the service closed the connection");
+	return made || status != DOCA_SUCCESS;
 }
 
 /* Keep a copy of a reply in req (its views point into the copy). */
@@ -170,19 +225,18 @@ static void copy_reason(char *dst, size_t size, const struct sdp_urom_bytes *b)
 	dst[n] = '\0';
 }
 
-static void svc_recv(void *arg, ucp_ep_h reply_ep, const void *data, size_t len)
+static int svc_frame(void *arg, const uint8_t *data, size_t len)
 {
 	struct doca_urom_service *svc = arg;
 	struct sdp_urom_msg *msg;
 	struct sdp_urom_req *req;
 	doca_error_t status;
 
-	(void)reply_ep;
 	msg = malloc(sizeof(*msg));
 	if (msg == NULL) {
 		sdp_error("failed to allocate a message of %zu bytes; message dropped",
 			  sizeof(*msg));
-		return;
+		return 0;
 	}
 	status = sdp_urom_msg_unpack(data, len, msg);
 	if (status == DOCA_ERROR_NOT_SUPPORTED) {
@@ -250,35 +304,31 @@ static void svc_recv(void *arg, ucp_ep_h reply_ep, const void *data, size_t len)
 	}
 out:
 	free(msg);
+	return 0;
 }
 
-static void svc_ep_error(void *arg, ucp_ep_h ep, ucs_status_t ucs_status)
+/* The service connection is gone (lock held): fail what waits, tell the worker contexts. */
+static void svc_conn_failed(struct doca_urom_service *svc, const char *why)
 {
-	struct doca_urom_service *svc = arg;
+	struct doca_urom_worker *worker;
 
-	(void)ep;
+	if (svc->conn_lost)
+		return;
 	svc->conn_lost = 1;
 	if (svc->handshake) {
-		sdp_debug("service %s: connection failed: %s", svc->addr_str,
-			  ucs_status_string(ucs_status));
-		svc_fail_all_locked(svc, DOCA_ERROR_NOT_CONNECTED, ucs_status_string(ucs_status));
+		sdp_debug("service %s: connection failed: %s", svc->addr_str, why);
+		svc_fail_all_locked(svc, DOCA_ERROR_NOT_CONNECTED, why);
 		return;
 	}
-	sdp_error("connection to the UROM service at %s lost: %s", svc->addr_str,
-		  ucs_status_string(ucs_status));
+	sdp_error("connection to the UROM service at %s lost: %s", svc->addr_str, why);
 	svc_fail_all_locked(svc, DOCA_ERROR_IO_FAILED, "connection to the service lost");
 	/*
 	 * Workers die with their service (their control socket closes), and WORKER_EXIT can no
 	 * longer reach us: their direct endpoints have no error handling of their own.
 	 */
-	{
-		struct doca_urom_worker *worker;
-
-		sdp_list_for_each(worker, &svc->workers, svc_link)
-			if (worker->phase != SDP_UROM_W_IDLE)
-				sdp_urom_worker_mark_dead(worker,
-							  "the connection to the service was lost");
-	}
+	sdp_list_for_each(worker, &svc->workers, svc_link)
+		if (worker->phase != SDP_UROM_W_IDLE)
+			sdp_urom_worker_mark_dead(worker, "the connection to the service was lost");
 }
 
 /* ---- connect and handshake ------------------------------------------------------------------ */
@@ -323,11 +373,11 @@ static doca_error_t svc_handshake_step(struct doca_urom_service *svc, struct sdp
 		goto out;
 	}
 	while (!req->done) {
+		(void)sdp_urom_svc_progress_locked(svc);
 		now = sdp_urom_now_ms();
-		if (now >= deadline)
+		if (req->done || now >= deadline)
 			break;
-		(void)sdp_ucx_worker_wait(&svc->ucx, (volatile int *)&req->done,
-					  (int)(deadline - now));
+		(void)sdp_urom_chan_wait(&svc->chan, (int)(deadline - now));
 	}
 	if (!req->done) {
 		sdp_urom_req_drop_locked(req);
@@ -394,23 +444,15 @@ static void svc_store_welcome(struct doca_urom_service *svc, const struct sdp_ur
 static void svc_disconnect(struct doca_urom_service *svc)
 {
 	if (svc->efd_added) {
-		sdp_pe_del_event_fd(sdp_ctx_get_pe(&svc->ctx), svc->ucx.efd);
+		sdp_pe_del_event_fd(sdp_ctx_get_pe(&svc->ctx), svc->chan.fd);
 		svc->efd_added = 0;
 	}
 	pthread_mutex_lock(&svc->lock);
-	if (svc->ep != NULL) {
-		sdp_ucx_ep_close(&svc->ucx, svc->ep, SDP_UROM_CLOSE_TIMEOUT_MS);
-		svc->ep = NULL;
-	}
-	if (svc->ucx_ready) {
-		sdp_ucx_worker_fini(&svc->ucx);
-		svc->ucx_ready = 0;
+	if (svc->chan_ready) {
+		sdp_urom_chan_fini(&svc->chan);
+		svc->chan_ready = 0;
 	}
 	pthread_mutex_unlock(&svc->lock);
-	if (svc->ucp != NULL) {
-		sdp_ucx_context_destroy(svc->ucp);
-		svc->ucp = NULL;
-	}
 	free(svc->plugins);
 	svc->plugins = NULL;
 	svc->num_plugins = 0;
@@ -422,13 +464,13 @@ static doca_error_t svc_start(struct doca_ctx *ctx)
 	struct doca_urom_service *svc = svc_of(ctx);
 	uint8_t secret[SDP_UROM_SECRET_LEN], client_nonce[SDP_UROM_NONCE_LEN];
 	uint8_t mac[SDP_UROM_MAC_LEN];
-	char secret_path[512], net_devices[SDP_UROM_NET_DEVICES_MAX];
+	char secret_path[512], why[128];
 	doca_error_t status, secret_status;
 	struct sockaddr_storage ss;
 	struct sdp_urom_msg *msg;
 	struct sdp_urom_req req;
 	socklen_t ss_len = 0;
-	int timeout_ms = sdp_urom_connect_timeout_ms();
+	int timeout_ms = sdp_urom_connect_timeout_ms(), fd = -1;
 	uint64_t deadline = sdp_urom_now_ms() + (uint64_t)timeout_ms;
 	char hostname[256];
 
@@ -444,12 +486,6 @@ static doca_error_t svc_start(struct doca_ctx *ctx)
 	status = svc_resolve(svc, &ss, &ss_len);
 	if (status != DOCA_SUCCESS)
 		return status;
-	net_devices[0] = '\0';
-	if (svc->addr.net_devices[0] != '\0')
-		snprintf(net_devices, sizeof(net_devices), "%s", svc->addr.net_devices);
-	else
-		(void)sdp_urom_local_ifname((struct sockaddr *)&ss, net_devices,
-					    sizeof(net_devices));
 
 	secret_path[0] = '\0';
 	msg = calloc(1, sizeof(*msg));
@@ -460,26 +496,26 @@ static doca_error_t svc_start(struct doca_ctx *ctx)
 		goto err_free;
 	}
 
-	status = sdp_ucx_context_create(net_devices[0] ? net_devices : NULL, &svc->ucp);
-	if (status != DOCA_SUCCESS)
-		goto err_free;
-	status =
-		sdp_ucx_worker_init(&svc->ucx, svc->ucp, UCS_THREAD_MODE_SERIALIZED, svc_recv, svc);
-	if (status != DOCA_SUCCESS)
-		goto err_disconnect;
-	svc->ucx_ready = 1;
-	svc->conn_lost = 0;
-
-	pthread_mutex_lock(&svc->lock);
-	svc->handshake = 1;
-	status = sdp_ucx_ep_connect_sockaddr(&svc->ucx, (struct sockaddr *)&ss, ss_len,
-					     svc_ep_error, svc, &svc->ep);
+	status = sdp_urom_chan_connect((struct sockaddr *)&ss, ss_len, timeout_ms, &fd, why,
+				       sizeof(why));
 	if (status != DOCA_SUCCESS) {
-		sdp_error("cannot connect to the UROM service at %s (from %s)", svc->addr_str,
-			  svc->addr.origin);
-		status = DOCA_ERROR_NOT_CONNECTED;
-		goto err_unlock;
+		sdp_error("cannot connect to the UROM service at %s (from %s): %s (is "
+			  "softdpu-uromd running?)",
+			  svc->addr_str, svc->addr.origin, why);
+		goto err_free;
 	}
+	pthread_mutex_lock(&svc->lock);
+	/* Until the service proves it knows the secret, its frames are bounded tightly. */
+	status = sdp_urom_chan_init(&svc->chan, fd, SDP_UROM_FRAME_PREAUTH_MAX);
+	if (status != DOCA_SUCCESS) {
+		close(fd);
+		pthread_mutex_unlock(&svc->lock);
+		goto err_free;
+	}
+	svc->chan_ready = 1;
+	svc->conn_lost = 0;
+	svc->ctrl_max = SDP_UROM_FRAME_PREAUTH_MAX;
+	svc->handshake = 1;
 
 	/* HELLO -> CHALLENGE */
 	sdp_urom_random(client_nonce, sizeof(client_nonce));
@@ -520,6 +556,7 @@ static doca_error_t svc_start(struct doca_ctx *ctx)
 		status = DOCA_ERROR_AUTHENTICATION;
 		goto err_clear_req;
 	}
+	sdp_urom_chan_set_max_frame(&svc->chan, SDP_UROM_CHAN_MAX_FROM_SERVICE);
 
 	/* AUTH -> WELCOME */
 	sdp_urom_auth_mac(secret, "host", req.reply->u.challenge.nonce, client_nonce, mac);
@@ -538,16 +575,19 @@ static doca_error_t svc_start(struct doca_ctx *ctx)
 		goto err_clear_req;
 	}
 	svc_store_welcome(svc, req.reply);
+	svc->ctrl_max =
+		svc->msg_size > SDP_UROM_CTRL_FRAME_MIN ? svc->msg_size : SDP_UROM_CTRL_FRAME_MIN;
 	sdp_urom_req_clear(&req);
 	svc->handshake = 0;
 	pthread_mutex_unlock(&svc->lock);
 
-	status = sdp_pe_add_event_fd(sdp_ctx_get_pe(ctx), svc->ucx.efd);
+	status = sdp_pe_add_event_fd(sdp_ctx_get_pe(ctx), svc->chan.fd);
 	if (status != DOCA_SUCCESS)
 		goto err_disconnect;
 	svc->efd_added = 1;
 	free(msg);
-	memset(secret, 0, sizeof(secret));
+	sodium_memzero(secret, sizeof(secret));
+	sodium_memzero(mac, sizeof(mac));
 	sdp_info("connected to the UROM service %s at %s (from %s): %zu plugin(s), messages "
 		 "of %zu bytes",
 		 svc->service_version, svc->addr_str, svc->addr.origin, svc->num_plugins,
@@ -562,7 +602,8 @@ err_unlock:
 err_disconnect:
 	svc_disconnect(svc);
 err_free:
-	memset(secret, 0, sizeof(secret));
+	sodium_memzero(secret, sizeof(secret));
+	sodium_memzero(mac, sizeof(mac));
 	free(msg);
 	free(svc->plugins);
 	svc->plugins = NULL;
@@ -624,8 +665,8 @@ static int svc_arm(struct doca_ctx *ctx)
 	int pending = 0;
 
 	pthread_mutex_lock(&svc->lock);
-	if (svc->ucx_ready)
-		pending = sdp_ucx_worker_arm(&svc->ucx) != DOCA_SUCCESS;
+	if (svc->chan_ready && !svc->conn_lost)
+		pending = sdp_urom_chan_out_pending(&svc->chan);
 	if (pending) /* events wait: the next progress call must look */
 		atomic_store_explicit(&svc->poll_hot, 1, memory_order_relaxed);
 	pthread_mutex_unlock(&svc->lock);

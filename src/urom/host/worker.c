@@ -48,8 +48,8 @@ static void worker_watch_svc(struct doca_urom_worker *worker, int on)
 {
 	struct doca_pe *pe = sdp_ctx_get_pe(&worker->ctx);
 
-	if (on && worker->svc_efd < 0 && worker->svc->ucx_ready) {
-		worker->svc_efd = dup(worker->svc->ucx.efd);
+	if (on && worker->svc_efd < 0 && worker->svc->chan_ready) {
+		worker->svc_efd = dup(worker->svc->chan.fd);
 		if (worker->svc_efd < 0) {
 			sdp_warn("worker %p: dup of the service wakeup fd failed: %m; a program "
 				 "sleeping on the PE may wake up late",
@@ -417,8 +417,8 @@ static void worker_start_failed(struct doca_urom_worker *worker, doca_error_t st
 		msg.u.release.worker_id = worker->id;
 		msg.u.release.dest_id = worker->dest_id;
 		pthread_mutex_lock(&worker->svc->lock);
-		if (worker->svc->ep != NULL && !worker->svc->conn_lost)
-			(void)sdp_urom_send_msg(&worker->svc->ucx, worker->svc->ep, &msg);
+		if (worker->svc->chan_ready && !worker->svc->conn_lost)
+			(void)sdp_urom_svc_send_locked(worker->svc, &msg);
 		pthread_mutex_unlock(&worker->svc->lock);
 	}
 	worker_deactivate(worker);
@@ -656,8 +656,7 @@ static int worker_arm(struct doca_ctx *ctx)
 
 		pthread_mutex_lock(&worker->svc->lock);
 		if ((waiting && worker->req.done) || sdp_urom_svc_progress_locked(worker->svc) ||
-		    (worker->svc->ucx_ready &&
-		     sdp_ucx_worker_arm(&worker->svc->ucx) != DOCA_SUCCESS))
+		    (worker->svc->chan_ready && sdp_urom_chan_out_pending(&worker->svc->chan)))
 			pending = 1;
 		pthread_mutex_unlock(&worker->svc->lock);
 	}

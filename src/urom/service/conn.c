@@ -1,26 +1,33 @@
 /*
  * softdpu-uromd: host connections.
  *
- * The service listens with a UCP listener. Each accepted endpoint is a connection that must
- * first authenticate (sdp_urom_auth.h):
+ * The service listens on its own TCP socket (sdp_urom_chan.h), never with UCX's connection
+ * manager: every byte a peer sends goes through the fuzzed frame reassembler and message parser
+ * first, and frames are bounded by SDP_UROM_FRAME_PREAUTH_MAX until the peer has
+ * authenticated (then by its negotiated message size, at least SDP_UROM_CTRL_FRAME_MIN). Bytes
+ * that are not a UROM frame close the connection at once. Each accepted connection must first
+ * authenticate (sdp_urom_auth.h):
  *   HELLO (versions, client nonce, who) -> CHALLENGE (server nonce, service MAC)
  *   AUTH (host MAC)                      -> WELCOME (message size, cpuset, plugins)
  * A host speaking another protocol version gets VERSION_REJECT (both versions are logged); a
  * host whose MAC is wrong gets REJECT(DOCA_ERROR_AUTHENTICATION) and is logged with its
  * address; either way the connection is closed shortly after and nothing is spawned for it.
  * Authenticated connections send SPAWN, RELEASE, GID_QUERY and STATUS_QUERY (the softdpu CLI
- * uses the same handshake). UCX callbacks only record what happened; endpoints are closed by
- * the event loop (uromd_conn_timers), never from inside a callback.
+ * uses the same handshake). Only authenticated hosts learn a worker's UCX address (SPAWN_REPLY)
+ * and create UCX endpoints from it; the service itself speaks no UCX. A doomed connection
+ * flushes its last reply, shuts its sending side and is closed by the event loop
+ * (uromd_conn_timers) when the peer closes or the linger time is over.
  * SPDX-License-Identifier: BSD-3-Clause
  */
-#include <arpa/inet.h>
 #include <errno.h>
-#include <ifaddrs.h>
 #include <inttypes.h>
 #include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "sdp_build_config.h"
 #include "sdp_log.h"
@@ -30,37 +37,45 @@ SDP_LOG_COMPONENT("uromd");
 
 static const char uromd_software[] = "softdpu " SOFTDPU_VERSION;
 
+/* Keep EPOLLOUT in the set exactly while output is queued. */
+static void conn_update_events(struct uromd *d, struct uromd_conn *conn)
+{
+	struct epoll_event ev;
+	int want = sdp_urom_chan_out_pending(&conn->chan);
+
+	if (want == conn->want_out || conn->chan.fd < 0)
+		return;
+	memset(&ev, 0, sizeof(ev));
+	ev.events = EPOLLIN | (want ? EPOLLOUT : 0);
+	ev.data.ptr = conn;
+	if (epoll_ctl(d->epfd, EPOLL_CTL_MOD, conn->chan.fd, &ev) != 0) {
+		sdp_error("host %s: epoll_ctl failed: %m; closing the connection", conn->peer);
+		conn->peer_failed = 1;
+		conn->state = UROMD_CONN_DOOMED;
+		conn->deadline_ms = uromd_now_ms();
+		return;
+	}
+	conn->want_out = want;
+}
+
 void uromd_conn_send(struct uromd *d, struct uromd_conn *conn, struct sdp_urom_msg *msg)
 {
-	size_t cap, len = 0;
 	doca_error_t status;
-	void *buf;
 
-	if (conn->state == UROMD_CONN_DOOMED && conn->peer_failed)
+	if (conn->peer_failed)
 		return;
-	cap = sdp_urom_msg_packed_size(msg);
-	buf = malloc(cap ? cap : 1);
-	if (buf == NULL) {
-		sdp_error("host %s: out of memory packing %s", conn->peer,
-			  sdp_urom_msg_type_name(msg->hdr.type));
-		goto err_doom;
-	}
-	status = sdp_urom_msg_pack(msg, buf, cap, &len);
+	status = sdp_urom_chan_send(&conn->chan, msg);
 	if (status != DOCA_SUCCESS) {
-		sdp_error("host %s: failed to pack %s: %s", conn->peer,
-			  sdp_urom_msg_type_name(msg->hdr.type), doca_error_get_name(status));
-		free(buf);
-		goto err_doom;
+		if (status != DOCA_ERROR_NOT_CONNECTED) /* else the peer just left */
+			sdp_warn("host %s: %s not sent (%s); closing the connection", conn->peer,
+				 sdp_urom_msg_type_name(msg->hdr.type),
+				 doca_error_get_name(status));
+		conn->peer_failed = 1;
+		conn->state = UROMD_CONN_DOOMED;
+		conn->deadline_ms = uromd_now_ms();
+		return;
 	}
-	status = sdp_ucx_send(&d->ucx, conn->ep, buf, len);
-	free(buf);
-	if (status != DOCA_SUCCESS)
-		goto err_doom; /* logged by sdp_ucx_send */
-	return;
-
-err_doom:
-	conn->state = UROMD_CONN_DOOMED;
-	conn->deadline_ms = uromd_now_ms();
+	conn_update_events(d, conn);
 }
 
 static void conn_doom(struct uromd_conn *conn)
@@ -96,14 +111,6 @@ static void conn_version_reject(struct uromd *d, struct uromd_conn *conn, uint64
 	msg.u.version_reject.software.len = (uint32_t)strlen(uromd_software);
 	uromd_conn_send(d, conn, &msg);
 	conn_doom(conn);
-}
-
-static struct uromd_conn *conn_find(struct uromd *d, ucp_ep_h ep)
-{
-	for (struct uromd_conn *c = d->conns; c != NULL; c = c->next)
-		if (c->ep == ep)
-			return c;
-	return NULL;
 }
 
 static void conn_handle_hello(struct uromd *d, struct uromd_conn *conn,
@@ -179,6 +186,11 @@ static void conn_handle_auth(struct uromd *d, struct uromd_conn *conn,
 	}
 	conn->state = UROMD_CONN_READY;
 	conn->deadline_ms = 0;
+	conn->preauth = 0;
+	d->num_preauth--;
+	sdp_urom_chan_set_max_frame(&conn->chan, conn->max_msg_size > SDP_UROM_CTRL_FRAME_MIN ?
+							 conn->max_msg_size :
+							 SDP_UROM_CTRL_FRAME_MIN);
 	sdp_debug("host %s (hostname %s, pid %u) authenticated, message size %" PRIu64, conn->peer,
 		  conn->hostname, conn->pid, conn->max_msg_size);
 	uromd_conn_send(d, conn, &reply);
@@ -244,32 +256,29 @@ static void conn_handle_status_query(struct uromd *d, struct uromd_conn *conn,
 	free(json);
 }
 
-static void conn_recv(void *arg, ucp_ep_h reply_ep, const void *data, size_t len)
+/* One whole frame from a host (the chan callback); nonzero stops reading. */
+static int conn_frame(void *arg, const uint8_t *data, size_t len)
 {
-	struct uromd *d = arg;
-	struct uromd_conn *conn = conn_find(d, reply_ep);
+	struct uromd_conn *conn = arg;
+	struct uromd *d = conn->d;
 	struct sdp_urom_msg msg;
 	doca_error_t status;
 
-	if (conn == NULL) {
-		sdp_debug("dropping a %zu-byte message from an unknown endpoint", len);
-		return;
-	}
 	if (conn->state == UROMD_CONN_DOOMED)
-		return;
+		return 0; /* lingering: input is read and dropped */
 	status = sdp_urom_msg_unpack(data, len, &msg);
 	if (status == DOCA_ERROR_NOT_SUPPORTED) {
 		sdp_warn("host %s speaks UROM protocol version %u, this service speaks %u (%s); "
 			 "rejected",
 			 conn->peer, msg.hdr.version, SDP_UROM_PROTO_VERSION, uromd_software);
 		conn_version_reject(d, conn, msg.hdr.req_id);
-		return;
+		return 0;
 	}
 	if (status != DOCA_SUCCESS) {
 		sdp_warn("host %s sent a malformed message (%zu bytes); closing the connection",
 			 conn->peer, len);
 		conn_reject(d, conn, 0, DOCA_ERROR_INVALID_VALUE, "malformed message");
-		return;
+		return 0;
 	}
 	sdp_trace("host %s: %s req %" PRIu64, conn->peer, sdp_urom_msg_type_name(msg.hdr.type),
 		  msg.hdr.req_id);
@@ -278,35 +287,35 @@ static void conn_recv(void *arg, ucp_ep_h reply_ep, const void *data, size_t len
 	case UROMD_CONN_HELLO:
 		if (msg.hdr.type == SDP_UROM_MSG_HELLO) {
 			conn_handle_hello(d, conn, &msg);
-			return;
+			return 0;
 		}
 		break;
 	case UROMD_CONN_AUTH:
 		if (msg.hdr.type == SDP_UROM_MSG_AUTH) {
 			conn_handle_auth(d, conn, &msg);
-			return;
+			return 0;
 		}
 		break;
 	case UROMD_CONN_READY:
 		switch (msg.hdr.type) {
 		case SDP_UROM_MSG_SPAWN:
 			uromd_worker_spawn_request(d, conn, &msg);
-			return;
+			return 0;
 		case SDP_UROM_MSG_RELEASE:
 			uromd_worker_release_request(d, conn, &msg);
-			return;
+			return 0;
 		case SDP_UROM_MSG_GID_QUERY:
 			conn_handle_gid_query(d, conn, &msg);
-			return;
+			return 0;
 		case SDP_UROM_MSG_STATUS_QUERY:
 			conn_handle_status_query(d, conn, &msg);
-			return;
+			return 0;
 		default:
 			break;
 		}
 		break;
 	case UROMD_CONN_DOOMED:
-		return;
+		return 0;
 	}
 	sdp_warn("host %s sent %s out of turn; closing the connection", conn->peer,
 		 sdp_urom_msg_type_name(msg.hdr.type));
@@ -314,64 +323,62 @@ static void conn_recv(void *arg, ucp_ep_h reply_ep, const void *data, size_t len
 		    conn->state == UROMD_CONN_READY ? DOCA_ERROR_NOT_SUPPORTED :
 						      DOCA_ERROR_NOT_PERMITTED,
 		    "unexpected message");
+	return 0;
 }
 
-static void conn_ep_error(void *arg, ucp_ep_h ep, ucs_status_t status)
+/* The connection is over for good: close at the next timer run. */
+static void conn_fail(struct uromd_conn *conn)
 {
-	struct uromd_conn *conn = arg;
-
-	(void)ep;
-	sdp_debug("host %s: connection closed (%s)", conn->peer, ucs_status_string(status));
 	conn->peer_failed = 1;
 	conn->state = UROMD_CONN_DOOMED;
 	conn->deadline_ms = uromd_now_ms();
 }
 
-static void conn_request(void *arg, ucp_conn_request_h request)
+/* A doomed connection whose last reply is out: shut our side, wait for the peer to close. */
+static void conn_shut_if_flushed(struct uromd_conn *conn)
 {
-	struct uromd *d = arg;
-	ucp_conn_request_attr_t attr;
-	struct uromd_conn *conn;
-	char host[64] = "?";
-	int port = 0;
+	if (conn->state != UROMD_CONN_DOOMED || conn->shut || conn->peer_failed ||
+	    sdp_urom_chan_out_pending(&conn->chan))
+		return;
+	(void)shutdown(conn->chan.fd, SHUT_WR);
+	conn->shut = 1;
+}
 
-	memset(&attr, 0, sizeof(attr));
-	attr.field_mask = UCP_CONN_REQUEST_ATTR_FIELD_CLIENT_ADDR;
-	if (ucp_conn_request_query(request, &attr) == UCS_OK) {
-		if (attr.client_address.ss_family == AF_INET) {
-			const struct sockaddr_in *in = (const void *)&attr.client_address;
+void uromd_conn_event(struct uromd *d, struct uromd_conn *conn, uint32_t events)
+{
+	doca_error_t status;
+	int made = 0;
 
-			inet_ntop(AF_INET, &in->sin_addr, host, sizeof(host));
-			port = ntohs(in->sin_port);
-		} else if (attr.client_address.ss_family == AF_INET6) {
-			const struct sockaddr_in6 *in6 = (const void *)&attr.client_address;
-
-			inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
-			port = ntohs(in6->sin6_port);
+	if (conn->peer_failed)
+		return;
+	if (events & EPOLLOUT) {
+		status = sdp_urom_chan_flush(&conn->chan);
+		if (status == DOCA_ERROR_NOT_CONNECTED) {
+			sdp_debug("host %s: connection closed while sending", conn->peer);
+			conn_fail(conn);
+			return;
+		}
+		conn_update_events(d, conn);
+	}
+	if (events & (EPOLLIN | EPOLLHUP | EPOLLERR)) {
+		status = sdp_urom_chan_read(&conn->chan, conn_frame, conn, &made);
+		if (status == DOCA_ERROR_INVALID_VALUE) {
+			/* Not a UROM stream (junk, a scanner, an oversized frame): no reply. */
+			if (conn->state != UROMD_CONN_DOOMED)
+				sdp_warn("host %s sent bytes that are not a UROM frame of at most "
+					 "%zu bytes; closing the connection",
+					 conn->peer, conn->chan.rx.max_frame);
+			conn_fail(conn);
+			return;
+		}
+		if (status != DOCA_SUCCESS) {
+			sdp_debug("host %s: connection closed (%s)", conn->peer,
+				  doca_error_get_name(status));
+			conn_fail(conn);
+			return;
 		}
 	}
-	if (d->stopping) {
-		sdp_debug("connection request from %s:%d refused: shutting down", host, port);
-		sdp_ucx_conn_reject(&d->ucx, request);
-		return;
-	}
-	conn = calloc(1, sizeof(*conn));
-	if (conn == NULL) {
-		sdp_error("connection request from %s:%d refused: out of memory", host, port);
-		sdp_ucx_conn_reject(&d->ucx, request);
-		return;
-	}
-	snprintf(conn->peer, sizeof(conn->peer), "%s:%d", host, port);
-	snprintf(conn->hostname, sizeof(conn->hostname), "?");
-	if (sdp_ucx_ep_accept(&d->ucx, request, conn_ep_error, conn, &conn->ep) != DOCA_SUCCESS) {
-		free(conn); /* logged by sdp_ucx_ep_accept */
-		return;
-	}
-	conn->state = UROMD_CONN_HELLO;
-	conn->deadline_ms = uromd_now_ms() + UROMD_HANDSHAKE_MS;
-	conn->next = d->conns;
-	d->conns = conn;
-	sdp_debug("host %s connected", conn->peer);
+	conn_shut_if_flushed(conn);
 }
 
 static void conn_close(struct uromd *d, struct uromd_conn *conn)
@@ -383,9 +390,106 @@ static void conn_close(struct uromd *d, struct uromd_conn *conn)
 			*pp = conn->next;
 			break;
 		}
+	d->num_conns--;
+	if (conn->preauth)
+		d->num_preauth--;
 	uromd_worker_drop_conn(d, conn);
-	sdp_ucx_ep_close(&d->ucx, conn->ep, conn->peer_failed ? 0 : 100);
+	if (conn->chan.fd >= 0)
+		epoll_ctl(d->epfd, EPOLL_CTL_DEL, conn->chan.fd, NULL);
+	sdp_urom_chan_fini(&conn->chan);
 	free(conn);
+}
+
+/*
+ * The pre-authentication table is full: drop the connection that has waited longest (the one
+ * whose handshake deadline comes first), so connections that never speak cannot keep a real
+ * host out.
+ */
+static void conn_evict_oldest_preauth(struct uromd *d)
+{
+	struct uromd_conn *oldest = NULL;
+
+	for (struct uromd_conn *c = d->conns; c != NULL; c = c->next)
+		if (c->preauth && c->state != UROMD_CONN_DOOMED &&
+		    (oldest == NULL || c->deadline_ms < oldest->deadline_ms))
+			oldest = c;
+	if (oldest == NULL)
+		return;
+	sdp_debug("host %s: dropped unauthenticated, %d connections wait to authenticate",
+		  oldest->peer, UROMD_MAX_PREAUTH_CONNS);
+	conn_close(d, oldest);
+}
+
+/* Accept one waiting connection; nonzero while there may be more. */
+static int conn_accept_one(struct uromd *d)
+{
+	struct sockaddr_storage ss;
+	socklen_t ss_len = sizeof(ss);
+	struct epoll_event ev;
+	struct uromd_conn *conn;
+	char peer[96];
+	int fd;
+
+	fd = accept4(d->listen_fd, (struct sockaddr *)&ss, &ss_len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (fd < 0) {
+		if (errno == EAGAIN || errno == EWOULDBLOCK)
+			return 0;
+		if (errno == EINTR || errno == ECONNABORTED)
+			return 1;
+		/* EMFILE and friends: the next readiness tries again; say it once per burst. */
+		sdp_warn("accept on the service port failed: %m");
+		return 0;
+	}
+	sdp_urom_sockaddr_str((struct sockaddr *)&ss, peer, sizeof(peer));
+	if (d->stopping || d->num_conns >= UROMD_MAX_CONNS) {
+		if (!d->stopping)
+			sdp_warn("connection from %s refused: %zu connections, at most %d", peer,
+				 d->num_conns, UROMD_MAX_CONNS);
+		close(fd);
+		return 1;
+	}
+	if (d->num_preauth >= UROMD_MAX_PREAUTH_CONNS)
+		conn_evict_oldest_preauth(d); /* silent peers cannot lock hosts out */
+	conn = calloc(1, sizeof(*conn));
+	if (conn == NULL) {
+		sdp_error("connection from %s refused: out of memory", peer);
+		close(fd);
+		return 1;
+	}
+	conn->ev_kind = UROMD_EV_CONN;
+	conn->d = d;
+	snprintf(conn->peer, sizeof(conn->peer), "%s", peer);
+	snprintf(conn->hostname, sizeof(conn->hostname), "?");
+	if (sdp_urom_chan_init(&conn->chan, fd, SDP_UROM_FRAME_PREAUTH_MAX) != DOCA_SUCCESS) {
+		close(fd); /* logged */
+		free(conn);
+		return 1;
+	}
+	memset(&ev, 0, sizeof(ev));
+	ev.events = EPOLLIN;
+	ev.data.ptr = conn;
+	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, fd, &ev) != 0) {
+		sdp_error("connection from %s refused: epoll_ctl failed: %m", peer);
+		sdp_urom_chan_fini(&conn->chan);
+		free(conn);
+		return 1;
+	}
+	conn->state = UROMD_CONN_HELLO;
+	conn->preauth = 1;
+	conn->deadline_ms = uromd_now_ms() + UROMD_HANDSHAKE_MS;
+	conn->next = d->conns;
+	d->conns = conn;
+	d->num_conns++;
+	d->num_preauth++;
+	sdp_debug("host %s connected", conn->peer);
+	return 1;
+}
+
+void uromd_conn_accept(struct uromd *d)
+{
+	/* A bounded batch: the loop comes back while the socket stays readable. */
+	for (int i = 0; i < 64 && conn_accept_one(d); i++)
+		;
 }
 
 uint64_t uromd_conn_timers(struct uromd *d, uint64_t now)
@@ -397,24 +501,20 @@ uint64_t uromd_conn_timers(struct uromd *d, uint64_t now)
 		next = conn->next;
 		if (conn->deadline_ms == 0)
 			continue;
+		if (conn->state == UROMD_CONN_DOOMED &&
+		    (now >= conn->deadline_ms || conn->peer_failed)) {
+			conn_close(d, conn);
+			continue;
+		}
 		if (now < conn->deadline_ms) {
 			if (deadline == 0 || conn->deadline_ms < deadline)
 				deadline = conn->deadline_ms;
 			continue;
 		}
-		if (conn->state == UROMD_CONN_DOOMED) {
-			conn_close(d, conn);
-			/* closing progresses UCX: the list may have changed, start over */
-			next = d->conns;
-			deadline = 0;
-			continue;
-		}
 		sdp_warn("host %s did not complete the handshake within %d ms; closing", conn->peer,
 			 UROMD_HANDSHAKE_MS);
-		conn->state = UROMD_CONN_DOOMED;
-		conn->deadline_ms = now;
-		next = d->conns;
-		deadline = 0;
+		conn_fail(conn);
+		deadline = now;
 	}
 	return deadline;
 }
@@ -425,58 +525,15 @@ void uromd_conn_close_all(struct uromd *d)
 		conn_close(d, d->conns);
 }
 
-/* The network interface that holds addr (for NET_DEVICES); NULL for a wildcard address or
- * one no interface holds (UCX then uses its defaults). */
-static char *conn_iface_of(const struct sockaddr *sa)
-{
-	struct ifaddrs *ifa_list, *ifa;
-	char *name = NULL;
-
-	if (sa->sa_family == AF_INET) {
-		const struct sockaddr_in *in = (const void *)sa;
-
-		if (in->sin_addr.s_addr == htonl(INADDR_ANY))
-			return NULL;
-	} else if (sa->sa_family == AF_INET6) {
-		const struct sockaddr_in6 *in6 = (const void *)sa;
-
-		if (IN6_IS_ADDR_UNSPECIFIED(&in6->sin6_addr))
-			return NULL;
-	} else {
-		return NULL;
-	}
-	if (getifaddrs(&ifa_list) != 0) {
-		sdp_warn("getifaddrs failed: %m; UCX picks its network devices itself");
-		return NULL;
-	}
-	for (ifa = ifa_list; ifa != NULL && name == NULL; ifa = ifa->ifa_next) {
-		if (ifa->ifa_addr == NULL || ifa->ifa_addr->sa_family != sa->sa_family)
-			continue;
-		if (sa->sa_family == AF_INET &&
-		    ((const struct sockaddr_in *)(const void *)ifa->ifa_addr)->sin_addr.s_addr ==
-			    ((const struct sockaddr_in *)(const void *)sa)->sin_addr.s_addr)
-			name = strdup(ifa->ifa_name);
-		else if (sa->sa_family == AF_INET6 &&
-			 memcmp(&((const struct sockaddr_in6 *)(const void *)ifa->ifa_addr)
-					 ->sin6_addr,
-				&((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr,
-				sizeof(struct in6_addr)) == 0)
-			name = strdup(ifa->ifa_name);
-	}
-	freeifaddrs(ifa_list);
-	if (name == NULL && sa->sa_family == AF_INET &&
-	    (ntohl(((const struct sockaddr_in *)(const void *)sa)->sin_addr.s_addr) >> 24) == 127)
-		name = strdup("lo");
-	return name;
-}
-
 doca_error_t uromd_conn_listen(struct uromd *d)
 {
 	struct addrinfo hints, *ai = NULL;
-	char port[16], *net_devices;
+	struct epoll_event ev;
 	doca_error_t status;
+	char port[16];
 	int rc;
 
+	d->listen_fd = -1;
 	memset(&hints, 0, sizeof(hints));
 	hints.ai_family = AF_UNSPEC;
 	hints.ai_socktype = SOCK_STREAM;
@@ -487,30 +544,27 @@ doca_error_t uromd_conn_listen(struct uromd *d)
 		sdp_error("listen address %s: %s", d->cfg.listen, gai_strerror(rc));
 		return DOCA_ERROR_INVALID_VALUE;
 	}
-
-	/* Pin UCX to the interface of the listen address unless the user chose (UCX trap). */
-	net_devices = conn_iface_of(ai->ai_addr);
-	status = sdp_ucx_context_create(net_devices, &d->ucp_ctx);
-	free(net_devices);
-	if (status != DOCA_SUCCESS)
-		goto err_free_ai;
-	status = sdp_ucx_worker_init(&d->ucx, d->ucp_ctx, UCS_THREAD_MODE_SINGLE, conn_recv, d);
-	if (status != DOCA_SUCCESS)
-		goto err_destroy_ctx;
-	status = sdp_ucx_listen(&d->ucx, ai->ai_addr, ai->ai_addrlen, conn_request, d, &d->listener,
-				&d->bound_port);
-	if (status != DOCA_SUCCESS)
-		goto err_fini_worker;
-	d->ucx_ready = 1;
+	status = sdp_urom_chan_listen(ai->ai_addr, ai->ai_addrlen, &d->listen_fd, &d->bound_port);
 	freeaddrinfo(ai);
+	if (status != DOCA_SUCCESS)
+		return status;
+	d->listen_kind = UROMD_EV_LISTENER;
+	memset(&ev, 0, sizeof(ev));
+	ev.events = EPOLLIN;
+	ev.data.ptr = &d->listen_kind;
+	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, d->listen_fd, &ev) != 0) {
+		sdp_error("epoll_ctl(listening socket) failed: %m");
+		uromd_conn_listen_close(d);
+		return DOCA_ERROR_OPERATING_SYSTEM;
+	}
 	return DOCA_SUCCESS;
+}
 
-err_fini_worker:
-	sdp_ucx_worker_fini(&d->ucx);
-err_destroy_ctx:
-	sdp_ucx_context_destroy(d->ucp_ctx);
-	d->ucp_ctx = NULL;
-err_free_ai:
-	freeaddrinfo(ai);
-	return status;
+void uromd_conn_listen_close(struct uromd *d)
+{
+	if (d->listen_fd < 0)
+		return;
+	epoll_ctl(d->epfd, EPOLL_CTL_DEL, d->listen_fd, NULL);
+	close(d->listen_fd);
+	d->listen_fd = -1;
 }

@@ -588,31 +588,43 @@ static void uromd_report_ready(void)
 
 /* ---- the loop ----------------------------------------------------------------------------- */
 
+static void uromd_signals(struct uromd *d, int sigfd)
+{
+	struct signalfd_siginfo si;
+
+	while (read(sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		if (si.ssi_signo == SIGCHLD)
+			continue;
+		if (si.ssi_signo == SIGHUP) {
+			sdp_info("SIGHUP from pid %u ignored: nothing to reload", si.ssi_pid);
+			continue;
+		}
+		sdp_info("signal %u (%s) from pid %u: shutting down", si.ssi_signo,
+			 strsignal((int)si.ssi_signo), si.ssi_pid);
+		d->stopping = 1;
+	}
+	uromd_worker_reap(d);
+}
+
 static doca_error_t uromd_loop(struct uromd *d, int sigfd)
 {
-	static int sig_tag, ucx_tag;
+	enum uromd_ev_kind sig_kind = UROMD_EV_SIGNAL;
 	struct epoll_event ev;
 
 	memset(&ev, 0, sizeof(ev));
 	ev.events = EPOLLIN;
-	ev.data.ptr = &sig_tag;
+	ev.data.ptr = &sig_kind;
 	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, sigfd, &ev) != 0) {
 		sdp_error("epoll_ctl(signalfd) failed: %m");
 		return DOCA_ERROR_OPERATING_SYSTEM;
 	}
-	ev.data.ptr = &ucx_tag;
-	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, d->ucx.efd, &ev) != 0) {
-		sdp_error("epoll_ctl(UCP wakeup fd) failed: %m");
-		return DOCA_ERROR_OPERATING_SYSTEM;
-	}
 
 	while (!d->stopping) {
-		struct epoll_event evs[32];
+		struct epoll_event evs[64];
 		uint64_t now, next = 0, t;
-		int timeout = 1000, nev, busy = 0, i;
+		int timeout = 1000, nev, i;
+		int signalled = 0;
 
-		while (sdp_ucx_worker_progress(&d->ucx) && busy < 1000)
-			busy++;
 		now = uromd_now_ms();
 		t = uromd_conn_timers(d, now);
 		if (t != 0)
@@ -622,41 +634,35 @@ static doca_error_t uromd_loop(struct uromd *d, int sigfd)
 			next = t;
 		if (next != 0)
 			timeout = next <= now ? 0 : (next - now < 1000 ? (int)(next - now) : 1000);
-		if (busy >= 1000)
-			timeout = 0;
-		else if (timeout > 0 && sdp_ucx_worker_arm(&d->ucx) == DOCA_ERROR_AGAIN)
-			continue;
 
-		nev = epoll_wait(d->epfd, evs, 32, timeout);
+		nev = epoll_wait(d->epfd, evs, 64, timeout);
 		if (nev < 0) {
 			if (errno == EINTR)
 				continue;
 			sdp_error("epoll_wait failed: %m");
 			return DOCA_ERROR_OPERATING_SYSTEM;
 		}
-		/* Control sockets first: reaping (below) frees workers. */
-		for (i = 0; i < nev; i++)
-			if (evs[i].data.ptr != &sig_tag && evs[i].data.ptr != &ucx_tag)
-				uromd_worker_ctrl_event(d, evs[i].data.ptr, evs[i].events);
+		/* Control sockets and hosts first: reaping (below) frees workers. */
 		for (i = 0; i < nev; i++) {
-			struct signalfd_siginfo si;
+			enum uromd_ev_kind kind = *(enum uromd_ev_kind *)evs[i].data.ptr;
 
-			if (evs[i].data.ptr != &sig_tag)
-				continue;
-			while (read(sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-				if (si.ssi_signo == SIGCHLD)
-					continue;
-				if (si.ssi_signo == SIGHUP) {
-					sdp_info("SIGHUP from pid %u ignored: nothing to reload",
-						 si.ssi_pid);
-					continue;
-				}
-				sdp_info("signal %u (%s) from pid %u: shutting down", si.ssi_signo,
-					 strsignal((int)si.ssi_signo), si.ssi_pid);
-				d->stopping = 1;
+			switch (kind) {
+			case UROMD_EV_WORKER:
+				uromd_worker_ctrl_event(d, evs[i].data.ptr, evs[i].events);
+				break;
+			case UROMD_EV_CONN:
+				uromd_conn_event(d, evs[i].data.ptr, evs[i].events);
+				break;
+			case UROMD_EV_LISTENER:
+				uromd_conn_accept(d);
+				break;
+			case UROMD_EV_SIGNAL:
+				signalled = 1;
+				break;
 			}
-			uromd_worker_reap(d);
 		}
+		if (signalled)
+			uromd_signals(d, sigfd);
 	}
 	return DOCA_SUCCESS;
 }
@@ -706,6 +712,7 @@ int main(int argc, char **argv)
 
 	memset(&d, 0, sizeof(d));
 	d.epfd = -1;
+	d.listen_fd = -1;
 	d.next_dest_id = 1;
 	d.start_ms = uromd_now_ms();
 	if (doca_log_backend_create_with_file_sdk(stderr, &uromd_stderr_be) != DOCA_SUCCESS) {
@@ -781,10 +788,10 @@ int main(int argc, char **argv)
 		goto out_close_ep;
 	snprintf(text, sizeof(text), "%u\n", d.bound_port);
 	if (uromd_write_file(d.port_path, text) != DOCA_SUCCESS)
-		goto out_close_ucx;
+		goto out_close_listen;
 	snprintf(text, sizeof(text), "%s:%u\n", d.cfg.listen_host, d.bound_port);
 	if (uromd_write_file(d.listen_path, text) != DOCA_SUCCESS)
-		goto out_close_ucx;
+		goto out_close_listen;
 	sdp_info("softdpu-uromd %s (pid %d) listening on %s:%u, %zu plugin(s), max message size "
 		 "%" PRIu64 ", run dir %s",
 		 SOFTDPU_VERSION, (int)getpid(), d.cfg.listen_host[0] ? d.cfg.listen_host : "*",
@@ -798,14 +805,10 @@ int main(int argc, char **argv)
 	uromd_conn_close_all(&d);
 	sdp_info("softdpu-uromd (pid %d) stopped", (int)getpid());
 
-out_close_ucx:
+out_close_listen:
 	unlink(d.port_path);
 	unlink(d.listen_path);
-	if (d.listener != NULL)
-		sdp_ucx_listener_destroy(&d.ucx, d.listener);
-	sdp_ucx_worker_fini(&d.ucx);
-	if (d.ucp_ctx != NULL)
-		sdp_ucx_context_destroy(d.ucp_ctx);
+	uromd_conn_listen_close(&d);
 out_close_ep:
 	close(d.epfd);
 out_close_sig:

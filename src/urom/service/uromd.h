@@ -4,12 +4,12 @@
  *   main.c    options, run dir, pid file, daemon mode, the event loop, orderly shutdown
  *   scan.c    plugin discovery in a child process (a crashing .so only kills the child)
  *   spawn.c   worker processes: spawn, control socket, release, death, reaping
- *   conn.c    host connections over UCX: handshake, authentication, requests
+ *   conn.c    host connections on softdpu's own TCP port: handshake, authentication,
+ *             requests (sdp_urom_chan.h; no UCX between hosts and the service)
  *   status.c  the JSON status document
  *   cpuset.c  CPU list parsing and printing ("0-7,9")
  *
- * The service is single-threaded: everything below is touched only by the event loop (UCX
- * callbacks run inside sdp_ucx_worker_progress, called from that loop).
+ * The service is single-threaded: everything below is touched only by the event loop.
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #ifndef SDP_UROMD_H_
@@ -20,11 +20,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include <ucp/api/ucp.h>
-
 #include "doca_error.h"
-#include "sdp_ucx.h"
 #include "sdp_urom_auth.h"
+#include "sdp_urom_chan.h"
 #include "sdp_urom_proto.h"
 
 #define UROMD_DEFAULT_PORT 18515
@@ -39,6 +37,10 @@
 #define UROMD_HANDSHAKE_MS 10000
 /* A rejected connection is closed this long after the reply went out (unless the peer closes). */
 #define UROMD_LINGER_MS 1000
+/* Connections that have not authenticated yet, and connections in all: past these a new one is
+ * closed at once. */
+#define UROMD_MAX_PREAUTH_CONNS 64
+#define UROMD_MAX_CONNS 4096
 /* Fresh ids for DOCA_UROM_WORKER_ID_ANY start here, far from ids applications pick. */
 #define UROMD_ANY_ID_BASE (1ULL << 62)
 #define UROMD_WORKER_ID_ANY UINT64_MAX
@@ -67,6 +69,7 @@ struct uromd_scan_result {
 	size_t num_skipped;
 };
 
+struct uromd;
 struct uromd_conn;
 
 /* One host connection using a worker (told apart by dest_id). */
@@ -85,7 +88,16 @@ enum uromd_worker_state {
 	UROMD_WORKER_DEAD,    /* reaped, being removed */
 };
 
+/* What an epoll event's data.ptr points to: the first member of each such object. */
+enum uromd_ev_kind {
+	UROMD_EV_WORKER = 0, /* struct uromd_worker (its control socket) */
+	UROMD_EV_CONN,	     /* struct uromd_conn */
+	UROMD_EV_LISTENER,
+	UROMD_EV_SIGNAL,
+};
+
 struct uromd_worker {
+	enum uromd_ev_kind ev_kind; /* first: UROMD_EV_WORKER (zero, as calloc leaves it) */
 	struct uromd_worker *next;
 	uint64_t id;
 	uint32_t gid;
@@ -111,10 +123,15 @@ enum uromd_conn_state {
 };
 
 struct uromd_conn {
+	enum uromd_ev_kind ev_kind; /* first: UROMD_EV_CONN */
 	struct uromd_conn *next;
-	ucp_ep_h ep;
+	struct uromd *d;
+	struct sdp_urom_chan chan;
+	int preauth; /* counted in d->num_preauth (not authenticated yet) */
 	enum uromd_conn_state state;
-	int peer_failed; /* UCX reported an error on ep: close without flushing */
+	int peer_failed; /* the socket failed or the peer closed: close without flushing */
+	int want_out;	 /* EPOLLOUT is in the epoll set (output queued) */
+	int shut;	 /* doomed and flushed: our side of the stream is shut down */
 	char peer[96];	 /* "ip:port" of the host */
 	uint8_t client_nonce[SDP_UROM_NONCE_LEN];
 	uint8_t server_nonce[SDP_UROM_NONCE_LEN];
@@ -155,12 +172,11 @@ struct uromd {
 	uint64_t start_ms; /* CLOCK_MONOTONIC */
 	uint16_t bound_port;
 
-	ucp_context_h ucp_ctx;
-	struct sdp_ucx_worker ucx;
-	int ucx_ready;
-	ucp_listener_h listener;
+	int listen_fd;
+	enum uromd_ev_kind listen_kind; /* UROMD_EV_LISTENER: listen_fd's epoll tag */
 
 	struct uromd_conn *conns;
+	size_t num_conns, num_preauth;
 	struct uromd_worker *workers;
 	uint64_t next_any_id;
 	uint64_t next_spawn_seq; /* names a worker's log until its pid is known */
@@ -206,6 +222,11 @@ size_t uromd_worker_count_live(const struct uromd *d);
 
 /* conn.c */
 doca_error_t uromd_conn_listen(struct uromd *d);
+void uromd_conn_listen_close(struct uromd *d);
+/* The listening socket is readable: accept what waits. */
+void uromd_conn_accept(struct uromd *d);
+/* An epoll event on a connection's socket. */
+void uromd_conn_event(struct uromd *d, struct uromd_conn *conn, uint32_t events);
 /* Close doomed connections, enforce handshake deadlines; returns the next deadline. */
 uint64_t uromd_conn_timers(struct uromd *d, uint64_t now);
 void uromd_conn_close_all(struct uromd *d);
