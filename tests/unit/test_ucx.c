@@ -1,13 +1,12 @@
 /*
- * Unit test: the UROM UCX layer, two workers in one process (a "server" with a listener that
- * echoes every message to its sender's reply endpoint, and a "client"): sockaddr connection
- * through a listener on 127.0.0.1 port 0, a message each way, a 1 MiB message (rendezvous),
- * connection by worker address, a bounded wait that times out, wrong arguments, and the peer
- * error callback once the server's worker is gone.
+ * Unit test: the UROM UCX layer, two workers in one process (a "server" that echoes every
+ * message to its sender's reply endpoint, and a "client"): connection by worker address (the
+ * only kind there is: no listener), a message each way, a 1 MiB message (rendezvous), the
+ * receive bound (a message over it dropped unread, eager and rendezvous, and the next one still
+ * arrives), a bounded wait that times out, wrong arguments, and the peer error callback once
+ * the server's worker is gone.
  * SPDX-License-Identifier: BSD-3-Clause
  */
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -26,8 +25,7 @@ struct peer {
 	int reply_ep_seen; /* the last message came with a reply endpoint */
 	uint8_t *last;	   /* copy of the last message */
 	size_t last_len;
-	ucp_ep_h accepted; /* server: the endpoint of the accepted connection */
-	int conns;	   /* connection requests seen */
+	ucp_ep_h reply_ep; /* the reply endpoint of the last message */
 	int errors;	   /* endpoint errors seen */
 	ucp_ep_h error_eps[4];
 };
@@ -41,21 +39,10 @@ static void on_recv(void *arg, ucp_ep_h reply_ep, const void *data, size_t len)
 	memcpy(p->last, data, len);
 	p->last_len = len;
 	p->reply_ep_seen = reply_ep != NULL;
+	p->reply_ep = reply_ep;
 	p->received++;
 	if (p->echo && reply_ep != NULL && sdp_ucx_send(&p->w, reply_ep, data, len) != DOCA_SUCCESS)
 		t_fail("%s: echo of %zu bytes failed", p->name, len);
-}
-
-static void on_conn(void *arg, ucp_conn_request_h req)
-{
-	struct peer *p = arg;
-
-	p->conns++;
-	if (p->accepted != NULL) {
-		sdp_ucx_conn_reject(&p->w, req);
-		return;
-	}
-	T_OK(sdp_ucx_ep_accept(&p->w, req, NULL, NULL, &p->accepted));
 }
 
 static void on_ep_error(void *arg, ucp_ep_h ep, ucs_status_t status)
@@ -131,14 +118,11 @@ int main(void)
 {
 	struct peer srv = {.name = "server", .echo = 1}, cli = {.name = "client"};
 	ucp_context_h sctx, cctx;
-	ucp_listener_h listener, listener2;
 	ucp_ep_h ep_sa, ep_addr, ep_addr2, ep_none, dummy = NULL;
-	struct sockaddr_in sa;
-	uint16_t port = 0, port2 = 0;
 	uint8_t *big;
 	void *addr;
 	size_t addr_len, i, big_len = 1u << 20;
-	int before, never = 0;
+	int before, cli_before, never = 0;
 	int64_t t0, elapsed;
 
 	/* Arguments. */
@@ -157,31 +141,11 @@ int main(void)
 	T_TRUE(srv.w.efd >= 0);
 	T_TRUE(cli.w.efd >= 0);
 
-	/* Listener on 127.0.0.1, port chosen by the kernel. */
-	memset(&sa, 0, sizeof(sa));
-	sa.sin_family = AF_INET;
-	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	sa.sin_port = 0;
-	T_STATUS(sdp_ucx_listen(&srv.w, NULL, sizeof(sa), on_conn, &srv, &listener, &port),
-		 DOCA_ERROR_INVALID_VALUE);
-	T_STATUS(sdp_ucx_listen(&srv.w, (struct sockaddr *)&sa, 3, on_conn, &srv, &listener, &port),
-		 DOCA_ERROR_INVALID_VALUE);
-	T_OK(sdp_ucx_listen(&srv.w, (struct sockaddr *)&sa, sizeof(sa), on_conn, &srv, &listener,
-			    &port));
-	T_TRUE(port != 0);
-	/* The same port again is taken. */
-	sa.sin_port = htons(port);
-	listener2 = NULL;
-	T_STATUS(sdp_ucx_listen(&srv.w, (struct sockaddr *)&sa, sizeof(sa), on_conn, &srv,
-				&listener2, &port2),
-		 DOCA_ERROR_IN_USE);
-	T_TRUE(listener2 == NULL);
-
-	/* Client connects through the listener. */
-	T_STATUS(sdp_ucx_ep_connect_sockaddr(&cli.w, NULL, 0, NULL, NULL, &ep_sa),
-		 DOCA_ERROR_INVALID_VALUE);
-	T_OK(sdp_ucx_ep_connect_sockaddr(&cli.w, (struct sockaddr *)&sa, sizeof(sa), on_ep_error,
-					 &cli, &ep_sa));
+	/* The first endpoint, with peer error handling (ep_sa: "service-like"). */
+	T_OK(sdp_ucx_worker_address(&srv.w, &addr, &addr_len));
+	T_OK(sdp_ucx_ep_connect_addr(&cli.w, addr, addr_len, UCP_ERR_HANDLING_MODE_PEER,
+				     on_ep_error, &cli, &ep_sa));
+	free(addr);
 
 	/* Client -> server, echoed back to the client through the reply endpoint. */
 	T_STATUS(sdp_ucx_send(&cli.w, NULL, "x", 1), DOCA_ERROR_INVALID_VALUE);
@@ -190,17 +154,15 @@ int main(void)
 	T_OK(sdp_ucx_send(&cli.w, ep_sa, "hello server", 12));
 	T_TRUE(got_more(&srv, &cli, &cli, 0, 10000));
 	T_EQ_INT(srv.received, 1);
-	T_EQ_INT(srv.conns, 1);
-	T_TRUE(srv.accepted != NULL);
 	T_TRUE(srv.reply_ep_seen);
 	T_EQ_INT(cli.received, 1);
 	T_EQ_INT(cli.last_len, 12);
 	T_TRUE(cli.last != NULL && memcmp(cli.last, "hello server", 12) == 0);
 
-	/* Server -> client on the accepted endpoint. */
-	if (srv.accepted != NULL) {
+	/* Server -> client on the reply endpoint, later (UCX keeps it while connected). */
+	if (srv.reply_ep != NULL) {
 		before = cli.received;
-		T_OK(sdp_ucx_send(&srv.w, srv.accepted, "hello client", 12));
+		T_OK(sdp_ucx_send(&srv.w, srv.reply_ep, "hello client", 12));
 		T_TRUE(got_more(&srv, &cli, &cli, before, 10000));
 		T_EQ_INT(cli.last_len, 12);
 		T_TRUE(cli.last != NULL && memcmp(cli.last, "hello client", 12) == 0);
@@ -221,9 +183,23 @@ int main(void)
 	T_EQ_INT(cli.last_len, big_len);
 	T_TRUE(srv.last != NULL && srv.last_len == big_len && memcmp(srv.last, big, big_len) == 0);
 	T_TRUE(cli.last != NULL && cli.last_len == big_len && memcmp(cli.last, big, big_len) == 0);
+
+	/* The receive bound: over it, eager and rendezvous messages are dropped unread. */
+	sdp_ucx_worker_set_max_recv(&srv.w, 4096);
+	before = srv.received;
+	cli_before = cli.received;
+	T_OK(sdp_ucx_send(&cli.w, ep_sa, big, 8192));
+	T_OK(sdp_ucx_send(&cli.w, ep_sa, big, big_len));
+	T_OK(sdp_ucx_send(&cli.w, ep_sa, "after", 5));
+	T_TRUE(got_more(&srv, &cli, &srv, before, 20000));
+	T_EQ_INT(srv.received, before + 1);
+	T_EQ_INT(srv.last_len, 5);
+	T_TRUE(got_more(&srv, &cli, &cli, cli_before, 10000)); /* its echo */
+	T_EQ_INT(cli.received, cli_before + 1);
+	sdp_ucx_worker_set_max_recv(&srv.w, SDP_UCX_MAX_RECV_DEFAULT);
 	free(big);
 
-	/* Connect by worker address (the host -> worker path). */
+	/* More endpoints by worker address (the host -> worker path). */
 	T_STATUS(sdp_ucx_worker_address(&srv.w, NULL, &addr_len), DOCA_ERROR_INVALID_VALUE);
 	T_OK(sdp_ucx_worker_address(&srv.w, &addr, &addr_len));
 	T_TRUE(addr_len > 0);
@@ -247,7 +223,6 @@ int main(void)
 	before = cli.received;
 	T_OK(sdp_ucx_send(&cli.w, ep_addr, "by address", 10));
 	T_TRUE(got_more(&srv, &cli, &cli, before, 10000));
-	T_EQ_INT(srv.conns, 1); /* no listener involved */
 	T_EQ_INT(cli.last_len, 10);
 	T_TRUE(cli.last != NULL && memcmp(cli.last, "by address", 10) == 0);
 	before = cli.received;
@@ -287,7 +262,6 @@ int main(void)
 	T_STATUS(sdp_ucx_worker_arm(NULL), DOCA_ERROR_INVALID_VALUE);
 
 	/* The server's worker goes away: both client endpoints report an error, once each. */
-	sdp_ucx_listener_destroy(&srv.w, listener);
 	sdp_ucx_worker_fini(&srv.w);
 	T_TRUE(srv.w.worker == NULL);
 	sdp_ucx_worker_fini(&srv.w); /* twice is harmless */

@@ -2,10 +2,10 @@
  * softdpu: the UCX layer of UROM (see sdp_ucx.h).
  *
  * Everything UCX reports through callbacks inside ucp_worker_progress() (a received message, a
- * finished rendezvous receive, an endpoint error, a connection request) is queued here and
- * handed to the caller's callbacks only after ucp_worker_progress() has returned, from
- * sdp_ucx_worker_progress(). So the caller's callbacks may do anything (send, close endpoints,
- * accept connections, even wait) except finalise the worker they run on.
+ * finished rendezvous receive, an endpoint error) is queued here and handed to the caller's
+ * callbacks only after ucp_worker_progress() has returned, from sdp_ucx_worker_progress(). So
+ * the caller's callbacks may do anything (send, close endpoints, even wait) except finalise the
+ * worker they run on.
  *
  * Memory ownership: a send copies the message into one allocation that lives until UCX reports
  * completion; a received message is copied (eager) or received into a malloc'd buffer
@@ -76,30 +76,12 @@ struct sdp_ucx_ep_rec {
 	int closing; /* a graceful close outlived its bound: UCX still owns the endpoint */
 };
 
-struct sdp_ucx_listener_rec {
-	sdp_list_link_t link;
-	struct sdp_ucx_worker *w;
-	ucp_listener_h listener;
-	sdp_ucx_conn_func_t conn_cb;
-	void *conn_arg;
-};
-
-/* A connection request received on a listener, until it is accepted or rejected. */
-struct sdp_ucx_conn {
-	sdp_list_link_t link;
-	struct sdp_ucx_listener_rec *lrec; /* NULL once its listener is gone */
-	ucp_conn_request_h req;
-	int delivered;
-};
-
 struct sdp_ucx_priv {
-	sdp_list_link_t rx;	   /* struct sdp_ucx_rx, in arrival order */
-	sdp_list_link_t rndv;	   /* struct sdp_ucx_rndv */
-	sdp_list_link_t sends;	   /* struct sdp_ucx_send_req */
-	sdp_list_link_t eps;	   /* struct sdp_ucx_ep_rec */
-	sdp_list_link_t ep_errs;   /* struct sdp_ucx_ep_rec, via err_link */
-	sdp_list_link_t listeners; /* struct sdp_ucx_listener_rec */
-	sdp_list_link_t conns;	   /* struct sdp_ucx_conn */
+	sdp_list_link_t rx;	 /* struct sdp_ucx_rx, in arrival order */
+	sdp_list_link_t rndv;	 /* struct sdp_ucx_rndv */
+	sdp_list_link_t sends;	 /* struct sdp_ucx_send_req */
+	sdp_list_link_t eps;	 /* struct sdp_ucx_ep_rec */
+	sdp_list_link_t ep_errs; /* struct sdp_ucx_ep_rec, via err_link */
 };
 
 static struct sdp_ucx_priv *sdp_ucx_priv(struct sdp_ucx_worker *w)
@@ -252,6 +234,15 @@ static ucs_status_t sdp_ucx_am_cb(void *arg, const void *header, size_t header_l
 	(void)header_length;
 	if (param->recv_attr & UCP_AM_RECV_ATTR_FIELD_REPLY_EP)
 		reply_ep = param->reply_ep;
+	if (length > w->max_recv) {
+		/* Before any allocation: the sender is not trusted yet. */
+		sdp_warn("dropping a %zu-byte message: longer than the %zu bytes this worker "
+			 "accepts",
+			 length, w->max_recv);
+		/* Rendezvous: returning without starting the receive tells UCX the data is not
+		 * wanted; it completes the sender and frees the descriptor itself. */
+		return UCS_OK;
+	}
 
 	if (!(param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV)) {
 		rx = malloc(sizeof(*rx) + length);
@@ -348,8 +339,6 @@ doca_error_t sdp_ucx_worker_init(struct sdp_ucx_worker *w, ucp_context_h context
 	sdp_list_head_init(&priv->sends);
 	sdp_list_head_init(&priv->eps);
 	sdp_list_head_init(&priv->ep_errs);
-	sdp_list_head_init(&priv->listeners);
-	sdp_list_head_init(&priv->conns);
 
 	memset(&wparams, 0, sizeof(wparams));
 	wparams.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
@@ -373,6 +362,7 @@ doca_error_t sdp_ucx_worker_init(struct sdp_ucx_worker *w, ucp_context_h context
 	w->efd = efd;
 	w->recv_cb = recv_cb;
 	w->recv_arg = recv_arg;
+	w->max_recv = SDP_UCX_MAX_RECV_DEFAULT;
 	w->priv = priv;
 
 	memset(&aparams, 0, sizeof(aparams));
@@ -559,9 +549,7 @@ static void sdp_ucx_ep_close_internal(struct sdp_ucx_worker *w, ucp_ep_h ep, int
 
 void sdp_ucx_worker_fini(struct sdp_ucx_worker *w)
 {
-	struct sdp_ucx_listener_rec *lrec, *lrec_tmp;
 	struct sdp_ucx_ep_rec *rec, *rec_tmp;
-	struct sdp_ucx_conn *conn, *conn_tmp;
 	struct sdp_ucx_rndv *rndv;
 	struct sdp_ucx_priv *priv;
 	struct sdp_ucx_rx *rx;
@@ -569,17 +557,6 @@ void sdp_ucx_worker_fini(struct sdp_ucx_worker *w)
 	if (w == NULL || w->worker == NULL)
 		return;
 	priv = sdp_ucx_priv(w);
-
-	/* Stop new connections, refuse those not answered. */
-	sdp_list_for_each_safe(lrec, lrec_tmp, &priv->listeners, link) {
-		ucp_listener_destroy(lrec->listener);
-		sdp_list_del(&lrec->link);
-		free(lrec);
-	}
-	sdp_list_for_each_safe(conn, conn_tmp, &priv->conns, link) {
-		sdp_list_del(&conn->link);
-		free(conn);
-	}
 
 	/* Endpoints the caller left open: close them by force (local, quick). */
 	sdp_list_for_each_safe(rec, rec_tmp, &priv->eps, link) {
@@ -614,11 +591,16 @@ void sdp_ucx_worker_fini(struct sdp_ucx_worker *w)
 	w->efd = -1;
 }
 
+void sdp_ucx_worker_set_max_recv(struct sdp_ucx_worker *w, size_t max_recv)
+{
+	if (w != NULL)
+		w->max_recv = max_recv;
+}
+
 /* Hand queued events to the caller's callbacks; returns how many. */
 static int sdp_ucx_deliver(struct sdp_ucx_worker *w)
 {
 	struct sdp_ucx_priv *priv = sdp_ucx_priv(w);
-	struct sdp_ucx_conn *conn;
 	struct sdp_ucx_ep_rec *rec;
 	struct sdp_ucx_rx *rx;
 	int count = 0;
@@ -626,17 +608,6 @@ static int sdp_ucx_deliver(struct sdp_ucx_worker *w)
 
 	while (again) {
 		again = 0;
-		sdp_list_for_each(conn, &priv->conns, link) {
-			if (!conn->delivered && conn->lrec != NULL) {
-				conn->delivered = 1;
-				conn->lrec->conn_cb(conn->lrec->conn_arg, conn->req);
-				count++;
-				again = 1;
-				break; /* the callback may have changed the list */
-			}
-		}
-		if (again)
-			continue;
 		if (!sdp_list_is_empty(&priv->rx)) {
 			rx = sdp_container_of(priv->rx.next, struct sdp_ucx_rx, link);
 			sdp_list_del(&rx->link);
@@ -672,15 +643,8 @@ int sdp_ucx_worker_progress(struct sdp_ucx_worker *w)
 static int sdp_ucx_has_events(struct sdp_ucx_worker *w)
 {
 	struct sdp_ucx_priv *priv = sdp_ucx_priv(w);
-	struct sdp_ucx_conn *conn;
 
-	if (!sdp_list_is_empty(&priv->rx) || !sdp_list_is_empty(&priv->ep_errs))
-		return 1;
-	sdp_list_for_each(conn, &priv->conns, link) {
-		if (!conn->delivered && conn->lrec != NULL)
-			return 1;
-	}
-	return 0;
+	return !sdp_list_is_empty(&priv->rx) || !sdp_list_is_empty(&priv->ep_errs);
 }
 
 doca_error_t sdp_ucx_worker_arm(struct sdp_ucx_worker *w)
@@ -842,238 +806,6 @@ doca_error_t sdp_ucx_ep_connect_addr(struct sdp_ucx_worker *w, const void *addr,
 	params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
 	params.address = addr;
 	return sdp_ucx_ep_create(w, &params, err_mode, err_cb, err_arg, "worker address", ep_p);
-}
-
-static const char *sdp_ucx_sa_str(const struct sockaddr *sa, char *buf, size_t size)
-{
-	char host[64];
-
-	if (sa->sa_family == AF_INET) {
-		const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
-
-		inet_ntop(AF_INET, &in->sin_addr, host, sizeof(host));
-		snprintf(buf, size, "%s:%u", host, ntohs(in->sin_port));
-	} else if (sa->sa_family == AF_INET6) {
-		const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;
-
-		inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
-		snprintf(buf, size, "[%s]:%u", host, ntohs(in6->sin6_port));
-	} else {
-		snprintf(buf, size, "(address family %d)", sa->sa_family);
-	}
-	return buf;
-}
-
-static int sdp_ucx_sa_valid(const struct sockaddr *sa, socklen_t sa_len)
-{
-	if (sa == NULL)
-		return 0;
-	if (sa->sa_family == AF_INET)
-		return sa_len >= (socklen_t)sizeof(struct sockaddr_in);
-	if (sa->sa_family == AF_INET6)
-		return sa_len >= (socklen_t)sizeof(struct sockaddr_in6);
-	return 0;
-}
-
-doca_error_t sdp_ucx_ep_connect_sockaddr(struct sdp_ucx_worker *w, const struct sockaddr *sa,
-					 socklen_t sa_len, sdp_ucx_ep_error_func_t err_cb,
-					 void *err_arg, ucp_ep_h *ep_p)
-{
-	ucp_ep_params_t params;
-	char what[96], str[80];
-
-	if (w == NULL || w->worker == NULL || !sdp_ucx_sa_valid(sa, sa_len) || ep_p == NULL) {
-		sdp_error("invalid argument: w %p, sockaddr %p (family %d, %u bytes), ep_p %p",
-			  (void *)w, (const void *)sa, sa != NULL ? sa->sa_family : -1,
-			  (unsigned int)sa_len, (void *)ep_p);
-		return DOCA_ERROR_INVALID_VALUE;
-	}
-	memset(&params, 0, sizeof(params));
-	params.field_mask = UCP_EP_PARAM_FIELD_FLAGS | UCP_EP_PARAM_FIELD_SOCK_ADDR;
-	params.flags = UCP_EP_PARAMS_FLAGS_CLIENT_SERVER;
-	params.sockaddr.addr = sa;
-	params.sockaddr.addrlen = sa_len;
-	snprintf(what, sizeof(what), "client of %s", sdp_ucx_sa_str(sa, str, sizeof(str)));
-	return sdp_ucx_ep_create(w, &params, UCP_ERR_HANDLING_MODE_PEER, err_cb, err_arg, what,
-				 ep_p);
-}
-
-static struct sdp_ucx_conn *sdp_ucx_conn_find(struct sdp_ucx_worker *w,
-					      ucp_conn_request_h conn_request)
-{
-	struct sdp_ucx_conn *conn;
-
-	sdp_list_for_each(conn, &sdp_ucx_priv(w)->conns, link) {
-		if (conn->req == conn_request)
-			return conn;
-	}
-	return NULL;
-}
-
-doca_error_t sdp_ucx_ep_accept(struct sdp_ucx_worker *w, ucp_conn_request_h conn_request,
-			       sdp_ucx_ep_error_func_t err_cb, void *err_arg, ucp_ep_h *ep_p)
-{
-	struct sdp_ucx_conn *conn;
-	ucp_ep_params_t params;
-	doca_error_t status;
-
-	if (w == NULL || w->worker == NULL || conn_request == NULL || ep_p == NULL) {
-		sdp_error("invalid argument: w %p, conn_request %p, ep_p %p", (void *)w,
-			  (void *)conn_request, (void *)ep_p);
-		return DOCA_ERROR_INVALID_VALUE;
-	}
-	conn = sdp_ucx_conn_find(w, conn_request);
-	if (conn == NULL) {
-		sdp_error("connection request %p is unknown or already answered",
-			  (void *)conn_request);
-		return DOCA_ERROR_INVALID_VALUE;
-	}
-	memset(&params, 0, sizeof(params));
-	params.field_mask = UCP_EP_PARAM_FIELD_CONN_REQUEST;
-	params.conn_request = conn_request;
-	/* UCX consumes the request whether or not the endpoint gets created. */
-	sdp_list_del(&conn->link);
-	free(conn);
-	status = sdp_ucx_ep_create(w, &params, UCP_ERR_HANDLING_MODE_PEER, err_cb, err_arg,
-				   "accepted", ep_p);
-	return status;
-}
-
-void sdp_ucx_conn_reject(struct sdp_ucx_worker *w, ucp_conn_request_h conn_request)
-{
-	struct sdp_ucx_conn *conn;
-	ucs_status_t status;
-
-	if (w == NULL || w->worker == NULL || conn_request == NULL)
-		return;
-	conn = sdp_ucx_conn_find(w, conn_request);
-	if (conn == NULL) {
-		sdp_warn("cannot reject connection request %p: unknown or already answered",
-			 (void *)conn_request);
-		return;
-	}
-	if (conn->lrec != NULL) {
-		status = ucp_listener_reject(conn->lrec->listener, conn_request);
-		if (status != UCS_OK)
-			sdp_warn("ucp_listener_reject failed: %s", ucs_status_string(status));
-	}
-	sdp_list_del(&conn->link);
-	free(conn);
-}
-
-static void sdp_ucx_conn_handler(ucp_conn_request_h conn_request, void *arg)
-{
-	struct sdp_ucx_listener_rec *lrec = arg;
-	struct sdp_ucx_conn *conn;
-	ucs_status_t status;
-
-	conn = calloc(1, sizeof(*conn));
-	if (conn == NULL) {
-		sdp_error("rejecting a connection: out of memory");
-		status = ucp_listener_reject(lrec->listener, conn_request);
-		if (status != UCS_OK)
-			sdp_warn("ucp_listener_reject failed: %s", ucs_status_string(status));
-		return;
-	}
-	conn->lrec = lrec;
-	conn->req = conn_request;
-	sdp_list_add_tail(&sdp_ucx_priv(lrec->w)->conns, &conn->link);
-}
-
-doca_error_t sdp_ucx_listen(struct sdp_ucx_worker *w, const struct sockaddr *sa, socklen_t sa_len,
-			    sdp_ucx_conn_func_t conn_cb, void *conn_arg, ucp_listener_h *listener_p,
-			    uint16_t *port_p)
-{
-	struct sdp_ucx_listener_rec *lrec;
-	ucp_listener_params_t params;
-	ucp_listener_attr_t attr;
-	ucp_listener_h listener;
-	ucs_status_t status;
-	doca_error_t ret;
-	uint16_t port;
-	char str[80];
-
-	if (w == NULL || w->worker == NULL || !sdp_ucx_sa_valid(sa, sa_len) || conn_cb == NULL ||
-	    listener_p == NULL) {
-		sdp_error("invalid argument: w %p, sockaddr %p (%u bytes), conn_cb %s, "
-			  "listener_p %p",
-			  (void *)w, (const void *)sa, (unsigned int)sa_len,
-			  conn_cb != NULL ? "set" : "NULL", (void *)listener_p);
-		return DOCA_ERROR_INVALID_VALUE;
-	}
-	lrec = calloc(1, sizeof(*lrec));
-	if (lrec == NULL) {
-		sdp_error("failed to allocate a listener record");
-		return DOCA_ERROR_NO_MEMORY;
-	}
-	lrec->w = w;
-	lrec->conn_cb = conn_cb;
-	lrec->conn_arg = conn_arg;
-	memset(&params, 0, sizeof(params));
-	params.field_mask =
-		UCP_LISTENER_PARAM_FIELD_SOCK_ADDR | UCP_LISTENER_PARAM_FIELD_CONN_HANDLER;
-	params.sockaddr.addr = sa;
-	params.sockaddr.addrlen = sa_len;
-	params.conn_handler.cb = sdp_ucx_conn_handler;
-	params.conn_handler.arg = lrec;
-	status = ucp_listener_create(w->worker, &params, &listener);
-	if (status != UCS_OK) {
-		sdp_error("cannot listen on %s: ucp_listener_create: %s",
-			  sdp_ucx_sa_str(sa, str, sizeof(str)), ucs_status_string(status));
-		ret = status == UCS_ERR_BUSY ? DOCA_ERROR_IN_USE : sdp_ucx_status_to_doca(status);
-		goto err_free_lrec;
-	}
-	memset(&attr, 0, sizeof(attr));
-	attr.field_mask = UCP_LISTENER_ATTR_FIELD_SOCKADDR;
-	status = ucp_listener_query(listener, &attr);
-	if (status != UCS_OK) {
-		sdp_error("ucp_listener_query failed: %s", ucs_status_string(status));
-		ret = sdp_ucx_status_to_doca(status);
-		goto err_destroy_listener;
-	}
-	if (attr.sockaddr.ss_family == AF_INET)
-		port = ntohs(((const struct sockaddr_in *)&attr.sockaddr)->sin_port);
-	else
-		port = ntohs(((const struct sockaddr_in6 *)&attr.sockaddr)->sin6_port);
-	lrec->listener = listener;
-	sdp_list_add_tail(&sdp_ucx_priv(w)->listeners, &lrec->link);
-	sdp_debug("listening on %s (port %u)", sdp_ucx_sa_str(sa, str, sizeof(str)), port);
-	*listener_p = listener;
-	if (port_p != NULL)
-		*port_p = port;
-	return DOCA_SUCCESS;
-
-err_destroy_listener:
-	ucp_listener_destroy(listener);
-err_free_lrec:
-	free(lrec);
-	return ret;
-}
-
-void sdp_ucx_listener_destroy(struct sdp_ucx_worker *w, ucp_listener_h listener)
-{
-	struct sdp_ucx_listener_rec *lrec;
-	struct sdp_ucx_conn *conn, *conn_tmp;
-
-	if (w == NULL || w->worker == NULL || listener == NULL)
-		return;
-	sdp_list_for_each(lrec, &sdp_ucx_priv(w)->listeners, link) {
-		if (lrec->listener != listener)
-			continue;
-		/* Requests not answered yet are refused with their listener. */
-		sdp_list_for_each_safe(conn, conn_tmp, &sdp_ucx_priv(w)->conns, link) {
-			if (conn->lrec == lrec) {
-				(void)ucp_listener_reject(listener, conn->req);
-				sdp_list_del(&conn->link);
-				free(conn);
-			}
-		}
-		ucp_listener_destroy(listener);
-		sdp_list_del(&lrec->link);
-		free(lrec);
-		return;
-	}
-	sdp_warn("listener %p is not one of worker %p's", (void *)listener, (void *)w->worker);
 }
 
 /* ---- send ---- */

@@ -7,13 +7,18 @@
  * rendezvous data after ucp_am_recv_data_nbx completes). Sends copy the bytes, so the caller's
  * buffer is free on return; completion and errors of sends are handled inside.
  *
- * Known trap (Debian UCX 1.13.1): over a listener (sockaddr) connection, tag/AM fails ("no
- * remote ep address for lane") when several TCP devices are up, and such endpoints only use TCP
- * lanes. So sdp_ucx_context_create() pins UCX's NET_DEVICES in our own UCP config (to what the
- * caller passes: the service file's net,devs or the interface of the service address) unless
- * the user set UCX_NET_DEVICES, and hosts talk to workers through the worker's UCP address
- * (ucp_ep_create with REMOTE_ADDRESS) without UCP error handling, so same-host traffic uses
- * shared memory (see sdp_ucx_ep_connect_addr).
+ * No UCP listener, no sockaddr endpoint: UCX's connection manager parses bytes from anyone who
+ * reaches its port (it asserts on 17 zero bytes), so softdpu's only listening port is its own
+ * control channel (sdp_urom_chan.h). Endpoints are made from worker addresses that an
+ * authenticated peer handed out (ucp_ep_create with REMOTE_ADDRESS); hosts talk to workers
+ * without UCP error handling, so same-host traffic uses shared memory (see
+ * sdp_ucx_ep_connect_addr). sdp_ucx_context_create() pins UCX's NET_DEVICES in our own UCP
+ * config when the caller passes devices (the service file's net,devs) and the user did not set
+ * UCX_NET_DEVICES.
+ *
+ * Receive bound: a message longer than the worker's max_recv (sdp_ucx_worker_set_max_recv,
+ * SDP_UCX_MAX_RECV_DEFAULT) is dropped before anything is allocated for it, with a warning;
+ * a rendezvous one is released unread.
  *
  * Threads: a struct sdp_ucx_worker is used by one thread at a time; callers that share one
  * across threads serialise with their own lock (UCS_THREAD_MODE_SERIALIZED).
@@ -33,10 +38,13 @@
 /*
  * Callbacks: UCX's own callbacks only queue events; the functions below run the caller's
  * callbacks from sdp_ucx_worker_progress() (and so from sdp_ucx_worker_wait()) after
- * ucp_worker_progress() has returned, in this order: connection requests, messages (in arrival
- * order), endpoint errors. A callback may send, accept, reject, close endpoints or wait; it must
- * not call sdp_ucx_worker_fini() on its own worker.
+ * ucp_worker_progress() has returned, in this order: messages (in arrival order), endpoint
+ * errors. A callback may send, close endpoints or wait; it must not call sdp_ucx_worker_fini()
+ * on its own worker.
  */
+
+/* The largest message a worker accepts unless told otherwise (64 MiB of payload + headers). */
+#define SDP_UCX_MAX_RECV_DEFAULT ((64u << 20) + (64u << 10))
 
 /* Deliver one whole received message. reply_ep is the sender's endpoint (may be NULL). */
 typedef void (*sdp_ucx_recv_func_t)(void *arg, ucp_ep_h reply_ep, const void *data, size_t len);
@@ -44,16 +52,14 @@ typedef void (*sdp_ucx_recv_func_t)(void *arg, ucp_ep_h reply_ep, const void *da
 /* An endpoint failed (peer died, connection reset). Called from progress. */
 typedef void (*sdp_ucx_ep_error_func_t)(void *arg, ucp_ep_h ep, ucs_status_t status);
 
-/* A client connected to a listener: accept it with sdp_ucx_ep_accept() or reject it. */
-typedef void (*sdp_ucx_conn_func_t)(void *arg, ucp_conn_request_h conn_request);
-
 struct sdp_ucx_worker {
 	ucp_context_h context; /* not owned */
 	ucp_worker_h worker;
 	int efd; /* ucp_worker_get_efd, for epoll / PE notification */
 	sdp_ucx_recv_func_t recv_cb;
 	void *recv_arg;
-	void *priv; /* implementation state (pending rendezvous receives, ...) */
+	size_t max_recv; /* longer messages are dropped unread */
+	void *priv;	 /* implementation state (pending rendezvous receives, ...) */
 };
 
 /*
@@ -67,6 +73,9 @@ doca_error_t sdp_ucx_worker_init(struct sdp_ucx_worker *w, ucp_context_h context
 				 ucs_thread_mode_t mode, sdp_ucx_recv_func_t recv_cb,
 				 void *recv_arg);
 void sdp_ucx_worker_fini(struct sdp_ucx_worker *w);
+
+/* Messages longer than max_recv bytes are dropped from now on (default SDP_UCX_MAX_RECV_DEFAULT). */
+void sdp_ucx_worker_set_max_recv(struct sdp_ucx_worker *w, size_t max_recv);
 
 /* Progress once; nonzero if anything happened (a message delivered, a send completed ...). */
 int sdp_ucx_worker_progress(struct sdp_ucx_worker *w);
@@ -98,34 +107,6 @@ doca_error_t sdp_ucx_worker_address(struct sdp_ucx_worker *w, void **addr_p, siz
 doca_error_t sdp_ucx_ep_connect_addr(struct sdp_ucx_worker *w, const void *addr, size_t len,
 				     ucp_err_handling_mode_t err_mode,
 				     sdp_ucx_ep_error_func_t err_cb, void *err_arg, ucp_ep_h *ep_p);
-
-/* Connect to a listener at sa (client side of the sockaddr connection manager). */
-doca_error_t sdp_ucx_ep_connect_sockaddr(struct sdp_ucx_worker *w, const struct sockaddr *sa,
-					 socklen_t sa_len, sdp_ucx_ep_error_func_t err_cb,
-					 void *err_arg, ucp_ep_h *ep_p);
-
-/* Accept a connection request on the server side. */
-doca_error_t sdp_ucx_ep_accept(struct sdp_ucx_worker *w, ucp_conn_request_h conn_request,
-			       sdp_ucx_ep_error_func_t err_cb, void *err_arg, ucp_ep_h *ep_p);
-
-/* Reject a connection request. */
-void sdp_ucx_conn_reject(struct sdp_ucx_worker *w, ucp_conn_request_h conn_request);
-
-/*
- * Listen on sa; *port_p receives the bound port (useful with port 0; port_p may be NULL).
- * DOCA_ERROR_IN_USE when the address is taken. Each connection request reaches conn_cb once; it
- * must be answered with sdp_ucx_ep_accept() or sdp_ucx_conn_reject() (from the callback or
- * later).
- */
-doca_error_t sdp_ucx_listen(struct sdp_ucx_worker *w, const struct sockaddr *sa, socklen_t sa_len,
-			    sdp_ucx_conn_func_t conn_cb, void *conn_arg, ucp_listener_h *listener_p,
-			    uint16_t *port_p);
-
-/*
- * Stop listening (rejects requests not answered yet). Use this, never ucp_listener_destroy():
- * sdp_ucx_worker_fini() destroys the listeners still open.
- */
-void sdp_ucx_listener_destroy(struct sdp_ucx_worker *w, ucp_listener_h listener);
 
 /*
  * Send one message (always with UCP_AM_SEND_FLAG_REPLY so the receiver gets a reply endpoint).

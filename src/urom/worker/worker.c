@@ -878,6 +878,8 @@ doca_error_t sdp_urom_worker_run(const struct sdp_urom_worker_params *params)
 	if (ready_status != DOCA_SUCCESS)
 		goto out_report;
 	w.ucx_ready = 1;
+	/* Hosts send commands of at most the service's message size: nothing longer is read. */
+	sdp_ucx_worker_set_max_recv(&w.ucx, w.max_msg_size + SDP_UROM_WORKER_MSG_OVERHEAD);
 	ready_status = sdp_ucx_worker_address(&w.ucx, &addr, &addr_len);
 	if (ready_status != DOCA_SUCCESS)
 		goto out_report;
