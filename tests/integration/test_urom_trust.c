@@ -10,11 +10,15 @@
  *   - idle connections that never speak (more than the pre-authentication limit): a real host
  *     still gets in;
  *   - afterwards `softdpu service status` (the CLI) and a real host context still work;
+ *   - the TCP ports a worker process listens on (UCX's TCP transport, reached only through
+ *     the worker address the service hands out after authentication) get the same junk: the
+ *     worker lives on and still runs commands;
  *   - stop with a host connected, then a new daemon on the same port at once (SO_REUSEADDR:
  *     no "address in use" for a minute of TIME-WAIT).
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <stdlib.h>
@@ -23,6 +27,7 @@
 #include "sdp_urom_proto.h"
 #include "t_urom.h"
 #include "t_uromd.h"
+#include "worker_graph.h"
 
 #define JUNK_SECONDS 3
 #define IDLE_CONNS 80 /* more than the service's pre-authentication limit (64) */
@@ -226,6 +231,97 @@ static void test_cli_status(void)
 		t_fail("softdpu service status: exit %d, output:\n%s", rc, out);
 }
 
+/* The TCP ports (LISTEN sockets) process pid holds; returns how many (at most max). */
+static int listening_ports(pid_t pid, uint16_t *ports, int max)
+{
+	static const char *const tables[] = {"/proc/net/tcp", "/proc/net/tcp6"};
+	unsigned long inodes[256];
+	char path[64], link[64], line[512];
+	int ninodes = 0, n = 0;
+	struct dirent *de;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	dir = opendir(path);
+	if (dir == NULL)
+		return 0;
+	while ((de = readdir(dir)) != NULL && ninodes < 256) {
+		char fdpath[400];
+		ssize_t len;
+
+		snprintf(fdpath, sizeof(fdpath), "%s/%s", path, de->d_name);
+		len = readlink(fdpath, link, sizeof(link) - 1);
+		if (len <= 0)
+			continue;
+		link[len] = '\0';
+		if (strncmp(link, "socket:[", 8) == 0)
+			inodes[ninodes++] = strtoul(link + 8, NULL, 10);
+	}
+	closedir(dir);
+	for (size_t t = 0; t < 2; t++) {
+		FILE *f = fopen(tables[t], "re");
+
+		while (f != NULL && fgets(line, sizeof(line), f) != NULL && n < max) {
+			unsigned long port, st, inode;
+			char *colon = strchr(line, ':');
+
+			/* "sl: local:port rem:port st ... uid timeout inode" */
+			colon = colon ? strchr(colon + 1, ':') : NULL;
+			if (colon == NULL ||
+			    sscanf(colon + 1, "%lx %*s %lx %*s %*s %*s %*s %*s %lu", &port, &st,
+				   &inode) != 3 ||
+			    st != 0x0a)
+				continue;
+			for (int i = 0; i < ninodes; i++)
+				if (inodes[i] == inode)
+					ports[n++] = (uint16_t)port;
+		}
+		if (f != NULL)
+			fclose(f);
+	}
+	return n;
+}
+
+static void test_worker_ports(struct t_svc *s)
+{
+	struct t_worker_cfg c = {.id = DOCA_UROM_WORKER_ID_ANY};
+	static const uint8_t zeros[40];
+	struct doca_urom_worker *w = NULL;
+	static struct t_loop loop;
+	pid_t pid;
+	uint16_t ports[16];
+	int n;
+
+	T_OK(t_svc_find_graph(s));
+	c.plugins = s->graph_id;
+	T_OK(t_worker_start(s, s->pe, &c, &w));
+	if (t_uromd_worker_pids(&d, &pid, 1) != 1) {
+		t_fail("no worker process");
+		t_worker_close(s, s->pe, w);
+		return;
+	}
+	n = listening_ports(pid, ports, 16);
+	printf("# worker %d listens on %d TCP port(s)\n", (int)pid, n);
+	for (int i = 0; i < n; i++) {
+		static const size_t lens[] = {17, 24, 40};
+
+		for (size_t k = 0; k < 3; k++) {
+			int fd = tcp_connect(ports[i]);
+
+			if (fd < 0)
+				continue;
+			(void)send(fd, zeros, lens[k], MSG_NOSIGNAL);
+			close(fd);
+		}
+	}
+	/* The worker still works for its host. */
+	t_loop_init(&loop, 4);
+	T_OK(t_loop_one(&loop, w, s->pe, NULL, 0));
+	T_TRUE(t_pid_alive(pid));
+	t_loop_fini(&loop);
+	t_worker_close(s, s->pe, w);
+}
+
 static void test_restart_same_port(void)
 {
 	char listen[32];
@@ -260,8 +356,9 @@ int main(void)
 	test_random_junk();
 	test_idle_conns();
 	test_cli_status();
-	/* A real host after all that. */
+	/* A real host after all that, and its worker's own ports. */
 	T_OK(t_svc_open(&s, 0));
+	test_worker_ports(&s);
 	t_svc_close(&s);
 	test_restart_same_port();
 	if (t_failures != 0)
