@@ -417,7 +417,10 @@ static void conn_evict_oldest_preauth(struct uromd *d)
 		return;
 	sdp_debug("host %s: dropped unauthenticated, %d connections wait to authenticate",
 		  oldest->peer, UROMD_MAX_PREAUTH_CONNS);
-	conn_close(d, oldest);
+	/* Closed by the timers, never here: the epoll batch in hand may still name it. */
+	oldest->preauth = 0;
+	d->num_preauth--;
+	conn_fail(oldest);
 }
 
 /* Accept one waiting connection; nonzero while there may be more. */
