@@ -665,8 +665,12 @@ static int svc_arm(struct doca_ctx *ctx)
 	int pending = 0;
 
 	pthread_mutex_lock(&svc->lock);
-	if (svc->chan_ready && !svc->conn_lost)
-		pending = sdp_urom_chan_out_pending(&svc->chan);
+	if (svc->chan_ready && !svc->conn_lost) {
+		struct pollfd p = {.fd = svc->chan.fd, .events = POLLIN};
+
+		/* Bytes already waiting would wake the PE at once: read them first. */
+		pending = sdp_urom_chan_out_pending(&svc->chan) || poll(&p, 1, 0) > 0;
+	}
 	if (pending) /* events wait: the next progress call must look */
 		atomic_store_explicit(&svc->poll_hot, 1, memory_order_relaxed);
 	pthread_mutex_unlock(&svc->lock);

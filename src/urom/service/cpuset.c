@@ -46,7 +46,7 @@ doca_error_t uromd_cpuset_parse(const char *str, struct uromd_cpuset *set_p)
 	unsigned long lo, hi;
 
 	if (str == NULL || set_p == NULL || *str == '\0') {
-		sdp_error("cpuset: empty CPU list");
+		sdp_error("empty CPU list");
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	memset(&set, 0, sizeof(set));
