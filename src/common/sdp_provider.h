@@ -7,8 +7,9 @@
  *     SDP_PROVIDER_DEFINE(my_ops);    (defines `const struct sdp_provider_ops *sdp_provider`)
  *
  * libdoca_common loads every module it finds (dlopen RTLD_NOW | RTLD_LOCAL) the first time a
- * device list is asked for; a module that fails to load, lacks the symbol, carries another
- * abi_version, another name than its file, or lacks `enumerate` is skipped and the reason is
+ * device list is asked for; a module that fails to load, lacks the symbol, exports one that is
+ * not a pointer-sized object leading to a whole table inside the module (checked through the ELF
+ * symbol entry before anything is read through it), carries another abi_version, another name than its file, or lacks `enumerate` is skipped and the reason is
  * logged (and kept: sdp_provider_get_issues). Search path and device declarations:
  * docs/devices.md.
  *
