@@ -1180,6 +1180,71 @@ static void argp_json_position(const char *text, size_t offset, unsigned *line, 
 	}
 }
 
+/* True when the JSON integer literal lit (len bytes, valid JSON) fits json-c's 64 bits. */
+static bool argp_json_int_fits(const char *lit, size_t len)
+{
+	const char *limit = "18446744073709551615"; /* UINT64_MAX */
+	size_t n;
+
+	if (lit[0] == '-') {
+		lit++;
+		len--;
+		limit = "9223372036854775808"; /* -INT64_MIN */
+	}
+	n = strlen(limit);
+	return len < n || (len == n && strncmp(lit, limit, n) <= 0);
+}
+
+/*
+ * What json-c hides once it has parsed valid text: an integer literal beyond 64 bits (json-c
+ * saturates it, so 99999999999999999999 would read as 18446744073709551615) and a key holding
+ * \u0000 (json-c cuts the key there). The first one found is logged as written, with its
+ * position.
+ */
+static doca_error_t argp_json_scan(const char *path, const char *text, size_t len)
+{
+	unsigned line, col;
+	size_t i = 0, start;
+
+	while (i < len) {
+		bool nul = false, integer = true;
+
+		start = i;
+		if (text[i] == '"') {
+			for (i++; i < len && text[i] != '"'; i += text[i] == '\\' ? 2 : 1)
+				nul |= text[i] == '\\' && len - i >= 6 &&
+				       strncmp(text + i + 1, "u0000", 5) == 0;
+			for (i++; i < len && isspace((unsigned char)text[i]);)
+				i++;
+			if (nul && i < len && text[i] == ':') {
+				argp_json_position(text, start, &line, &col);
+				sdp_error(
+					"flag -j/--json: \"%s\": the key at line %u, column %u holds "
+					"a NUL character (\\u0000)",
+					path, line, col);
+				return DOCA_ERROR_INVALID_VALUE;
+			}
+			continue;
+		}
+		if (text[i] != '-' && !isdigit((unsigned char)text[i])) {
+			i++;
+			continue;
+		}
+		for (; i < len && (isdigit((unsigned char)text[i]) || strchr("+-.eE", text[i]));
+		     i++)
+			integer &= strchr(".eE", text[i]) == NULL;
+		if (integer && !argp_json_int_fits(text + start, i - start)) {
+			argp_json_position(text, start, &line, &col);
+			sdp_error("flag -j/--json: \"%s\": integer %.*s at line %u, column %u is "
+				  "beyond the 64-bit range",
+				  path, (int)(i - start > 64 ? 64 : i - start), text + start, line,
+				  col);
+			return DOCA_ERROR_INVALID_VALUE;
+		}
+	}
+	return DOCA_SUCCESS;
+}
+
 static doca_error_t argp_json_parse(const char *path, const char *text, size_t len,
 				    struct json_object **root)
 {
@@ -1226,6 +1291,10 @@ static doca_error_t argp_json_parse(const char *path, const char *text, size_t l
 		json_object_put(obj);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
+	if (argp_json_scan(path, text, len) != DOCA_SUCCESS) {
+		json_object_put(obj);
+		return DOCA_ERROR_INVALID_VALUE;
+	}
 	*root = obj;
 	return DOCA_SUCCESS;
 }
@@ -1243,6 +1312,13 @@ static doca_error_t argp_json_add_value(struct argp_run *run, struct doca_argp_p
 	case DOCA_ARGP_TYPE_STRING:
 		if (!json_object_is_type(jval, json_type_string))
 			goto err_type;
+		if (strlen(json_object_get_string(jval)) !=
+		    (size_t)json_object_get_string_len(jval)) {
+			sdp_error("JSON " ARGP_JSON_PROGRAM ".%s: the string holds a NUL character "
+				  "(\\u0000) at offset %zu",
+				  key, strlen(json_object_get_string(jval)));
+			return DOCA_ERROR_INVALID_VALUE;
+		}
 		s_val = strdup(json_object_get_string(jval));
 		if (s_val == NULL) {
 			sdp_error("JSON " ARGP_JSON_PROGRAM ".%s: out of memory copying its value",
@@ -1253,14 +1329,14 @@ static doca_error_t argp_json_add_value(struct argp_run *run, struct doca_argp_p
 	case DOCA_ARGP_TYPE_INT:
 		if (!json_object_is_type(jval, json_type_int))
 			goto err_type;
+		/* exact: argp_json_scan refused literals beyond 64 bits */
 		errno = 0;
 		i64 = json_object_get_int64(jval);
 		if (errno == ERANGE || i64 < INT_MIN || i64 > INT_MAX ||
 		    (i64 == INT64_MAX && json_object_get_uint64(jval) > (uint64_t)INT64_MAX)) {
 			sdp_error("JSON " ARGP_JSON_PROGRAM
-				  ".%s: value %s is out of the range of an "
-				  "int",
-				  key, json_object_to_json_string(jval));
+				  ".%s: value %s is out of the range of an int (%d to %d)",
+				  key, json_object_to_json_string(jval), INT_MIN, INT_MAX);
 			return DOCA_ERROR_INVALID_VALUE;
 		}
 		break;
