@@ -29,7 +29,7 @@
 #include "doca_dev.h"
 #include "doca_error.h"
 #include "doca_types.h"
-#include "sdp_eth_port.h"
+#include "sdp_provider_eth.h"
 
 /*
  * 2: struct sdp_provider_ops gained `eth` (the Ethernet port ops of the software NIC backends).
@@ -121,7 +121,7 @@ struct sdp_provider_ops {
 	void (*devinfo_free)(void *priv);
 
 	/*
-	 * The Ethernet port of this provider's devices (src/eth/sdp_eth_port.h), or NULL for a
+	 * The Ethernet port of this provider's devices (sdp_provider_eth.h), or NULL for a
 	 * provider whose devices carry no Ethernet queues (host). port_open gets the dev_priv of
 	 * dev_open, so a provider with `eth` has a dev_open. The engine holds the doca_dev
 	 * (sdp_dev_hold) while a port of it is open, so dev_close never meets an open port.
