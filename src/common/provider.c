@@ -336,6 +336,16 @@ size_t sdp_dev_decl_parse(const char *text, const char *source, int lines, sdp_d
 
 /* ---- keeping declarations -------------------------------------------------------------------- */
 
+/* Copy src (with its NUL) to *strings, move *strings past it, and return the copy. */
+static char *str_into(char **strings, const char *src)
+{
+	size_t n = strlen(src) + 1;
+	char *copy = memcpy(*strings, src, n);
+
+	*strings += n;
+	return copy;
+}
+
 static struct sdp_dev_decl *decl_dup(const struct sdp_dev_decl *d)
 {
 	size_t size = sizeof(struct sdp_dev_decl) + d->num_params * sizeof(struct sdp_dev_param);
@@ -352,20 +362,12 @@ static struct sdp_dev_decl *decl_dup(const struct sdp_dev_decl *d)
 	params = (struct sdp_dev_param *)(copy + 1);
 	strings = (char *)(params + d->num_params);
 
-#define DUP_STR(dst, src)                                                                          \
-	do {                                                                                       \
-		size_t n_ = strlen(src) + 1;                                                       \
-		memcpy(strings, src, n_);                                                          \
-		(dst) = strings;                                                                   \
-		strings += n_;                                                                     \
-	} while (0)
-	DUP_STR(copy->provider, d->provider);
-	DUP_STR(copy->origin, d->origin);
+	copy->provider = str_into(&strings, d->provider);
+	copy->origin = str_into(&strings, d->origin);
 	for (size_t i = 0; i < d->num_params; i++) {
-		DUP_STR(params[i].key, d->params[i].key);
-		DUP_STR(params[i].value, d->params[i].value);
+		params[i].key = str_into(&strings, d->params[i].key);
+		params[i].value = str_into(&strings, d->params[i].value);
 	}
-#undef DUP_STR
 	copy->num_params = d->num_params;
 	copy->params = params;
 	return copy;
