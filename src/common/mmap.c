@@ -565,17 +565,3 @@ int sdp_mmap_is_started(const struct doca_mmap *mmap)
 	pthread_mutex_unlock(&m->lock);
 	return started;
 }
-
-int sdp_mmap_dmabuf_fd(const struct doca_mmap *mmap, size_t *dmabuf_offset)
-{
-	if (!mmap_ok(mmap))
-		return -1;
-	if (dmabuf_offset != NULL)
-		*dmabuf_offset = mmap->dmabuf_offset;
-	return mmap->dmabuf_fd;
-}
-
-uint32_t sdp_mmap_permissions(const struct doca_mmap *mmap)
-{
-	return mmap_ok(mmap) ? mmap->access_mask : 0;
-}
