@@ -54,9 +54,9 @@
 #include "doca_eth_txq_cpu_data_path.h"
 #include "doca_mmap.h"
 #include "doca_pe.h"
-#include "sdp_eth_port.h"
 #include "sdp_gen_payload.h"
 #include "sdp_provider.h"
+#include "sdp_provider_eth.h"
 #include "softdpu/eth.h"
 
 #define SLOT 2048u	/* bytes of one task buffer */

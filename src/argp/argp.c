@@ -378,18 +378,17 @@ doca_error_t doca_argp_init(const char *program_name, void *program_config)
 	char *name = NULL;
 
 	if (argp.state != ARGP_STATE_UNINIT) {
-		sdp_error(
-			"doca_argp_init: argp is already initialised (call doca_argp_destroy first)");
+		sdp_error("argp is already initialised (call doca_argp_destroy first)");
 		return DOCA_ERROR_BAD_STATE;
 	}
 	if (program_name != NULL) {
 		if (program_name[0] == '\0') {
-			sdp_error("doca_argp_init: empty program name (pass NULL to use argv[0])");
+			sdp_error("empty program name (pass NULL to use argv[0])");
 			return DOCA_ERROR_INVALID_VALUE;
 		}
 		name = strdup(program_name);
 		if (name == NULL) {
-			sdp_error("doca_argp_init: out of memory copying the program name");
+			sdp_error("out of memory copying the program name");
 			return DOCA_ERROR_NO_MEMORY;
 		}
 	}
@@ -410,7 +409,7 @@ doca_error_t doca_argp_destroy(void)
 	struct doca_argp_param *param, *tmp;
 
 	if (argp.state == ARGP_STATE_UNINIT) {
-		sdp_error("doca_argp_destroy: argp is not initialised");
+		sdp_error("argp is not initialised");
 		return DOCA_ERROR_BAD_STATE;
 	}
 	sdp_list_for_each_safe(param, tmp, &argp.params, link) {
@@ -434,16 +433,16 @@ doca_error_t doca_argp_param_create(struct doca_argp_param **param)
 	struct doca_argp_param *p;
 
 	if (param == NULL) {
-		sdp_error("doca_argp_param_create: NULL output pointer");
+		sdp_error("NULL output pointer");
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	if (argp.state == ARGP_STATE_UNINIT) {
-		sdp_error("doca_argp_param_create: argp is not initialised (call doca_argp_init)");
+		sdp_error("argp is not initialised (call doca_argp_init)");
 		return DOCA_ERROR_BAD_STATE;
 	}
 	p = calloc(1, sizeof(*p));
 	if (p == NULL) {
-		sdp_error("doca_argp_param_create: out of memory");
+		sdp_error("out of memory");
 		return DOCA_ERROR_NO_MEMORY;
 	}
 	p->type = DOCA_ARGP_TYPE_UNKNOWN;
@@ -559,12 +558,11 @@ void doca_argp_param_set_hidden(struct doca_argp_param *param)
 doca_error_t doca_argp_param_destroy(struct doca_argp_param *param)
 {
 	if (param == NULL) {
-		sdp_error("doca_argp_param_destroy: NULL param");
+		sdp_error("NULL param");
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	if (param->registered) {
-		sdp_error(
-			"doca_argp_param_destroy: the param is registered; argp owns and frees it");
+		sdp_error("the param is registered; argp owns and frees it");
 		return DOCA_ERROR_BAD_STATE;
 	}
 	sdp_list_del(&param->link);
@@ -675,18 +673,18 @@ doca_error_t doca_argp_register_param(struct doca_argp_param *input_param)
 	doca_error_t status;
 
 	if (input_param == NULL) {
-		sdp_error("doca_argp_register_param: NULL param");
+		sdp_error("NULL param");
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	if (input_param->registered) {
 		/* Already owned by the registered list: must not be freed a second time. */
-		sdp_error("doca_argp_register_param: the param is already registered");
+		sdp_error("the param is already registered");
 		return DOCA_ERROR_BAD_STATE;
 	}
 	if (argp.state != ARGP_STATE_READY) {
-		sdp_error("doca_argp_register_param: %s",
-			  argp.state == ARGP_STATE_UNINIT ? "argp is not initialised" :
-							    "doca_argp_start was already called");
+		sdp_error("%s", argp.state == ARGP_STATE_UNINIT ?
+					"argp is not initialised" :
+					"doca_argp_start was already called");
 		status = DOCA_ERROR_BAD_STATE;
 		goto err_free;
 	}
@@ -709,11 +707,11 @@ err_free:
 doca_error_t doca_argp_register_version_callback(doca_argp_param_cb_t callback)
 {
 	if (callback == NULL) {
-		sdp_error("doca_argp_register_version_callback: NULL callback");
+		sdp_error("NULL callback");
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	if (argp.state == ARGP_STATE_UNINIT) {
-		sdp_error("doca_argp_register_version_callback: argp is not initialised");
+		sdp_error("argp is not initialised");
 		return DOCA_ERROR_BAD_STATE;
 	}
 	argp.version_cb = callback;
@@ -723,11 +721,11 @@ doca_error_t doca_argp_register_version_callback(doca_argp_param_cb_t callback)
 doca_error_t doca_argp_register_validation_callback(doca_argp_validation_cb_t callback)
 {
 	if (callback == NULL) {
-		sdp_error("doca_argp_register_validation_callback: NULL callback");
+		sdp_error("NULL callback");
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	if (argp.state == ARGP_STATE_UNINIT) {
-		sdp_error("doca_argp_register_validation_callback: argp is not initialised");
+		sdp_error("argp is not initialised");
 		return DOCA_ERROR_BAD_STATE;
 	}
 	argp.validation_cb = callback;
@@ -737,9 +735,9 @@ doca_error_t doca_argp_register_validation_callback(doca_argp_validation_cb_t ca
 doca_error_t doca_argp_disable_pedantic_config_parsing(void)
 {
 	if (argp.state != ARGP_STATE_READY) {
-		sdp_error("doca_argp_disable_pedantic_config_parsing: %s",
-			  argp.state == ARGP_STATE_UNINIT ? "argp is not initialised" :
-							    "doca_argp_start was already called");
+		sdp_error("%s", argp.state == ARGP_STATE_UNINIT ?
+					"argp is not initialised" :
+					"doca_argp_start was already called");
 		return DOCA_ERROR_BAD_STATE;
 	}
 	argp.lenient_json = true;
@@ -749,7 +747,7 @@ doca_error_t doca_argp_disable_pedantic_config_parsing(void)
 doca_error_t doca_argp_get_log_level(int *log_level)
 {
 	if (log_level == NULL) {
-		sdp_error("doca_argp_get_log_level: NULL output pointer");
+		sdp_error("NULL output pointer");
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	*log_level =
@@ -760,7 +758,7 @@ doca_error_t doca_argp_get_log_level(int *log_level)
 doca_error_t doca_argp_get_sdk_log_level(int *log_level)
 {
 	if (log_level == NULL) {
-		sdp_error("doca_argp_get_sdk_log_level: NULL output pointer");
+		sdp_error("NULL output pointer");
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	*log_level = argp.sdk_log_level >= 0 ? argp.sdk_log_level :
@@ -1180,6 +1178,71 @@ static void argp_json_position(const char *text, size_t offset, unsigned *line, 
 	}
 }
 
+/* True when the JSON integer literal lit (len bytes, valid JSON) fits json-c's 64 bits. */
+static bool argp_json_int_fits(const char *lit, size_t len)
+{
+	const char *limit = "18446744073709551615"; /* UINT64_MAX */
+	size_t n;
+
+	if (lit[0] == '-') {
+		lit++;
+		len--;
+		limit = "9223372036854775808"; /* -INT64_MIN */
+	}
+	n = strlen(limit);
+	return len < n || (len == n && strncmp(lit, limit, n) <= 0);
+}
+
+/*
+ * What json-c hides once it has parsed valid text: an integer literal beyond 64 bits (json-c
+ * saturates it, so 99999999999999999999 would read as 18446744073709551615) and a key holding
+ * \u0000 (json-c cuts the key there). The first one found is logged as written, with its
+ * position.
+ */
+static doca_error_t argp_json_scan(const char *path, const char *text, size_t len)
+{
+	unsigned line, col;
+	size_t i = 0, start;
+
+	while (i < len) {
+		bool nul = false, integer = true;
+
+		start = i;
+		if (text[i] == '"') {
+			for (i++; i < len && text[i] != '"'; i += text[i] == '\\' ? 2 : 1)
+				nul |= text[i] == '\\' && len - i >= 6 &&
+				       strncmp(text + i + 1, "u0000", 5) == 0;
+			for (i++; i < len && isspace((unsigned char)text[i]);)
+				i++;
+			if (nul && i < len && text[i] == ':') {
+				argp_json_position(text, start, &line, &col);
+				sdp_error(
+					"flag -j/--json: \"%s\": the key at line %u, column %u holds "
+					"a NUL character (\\u0000)",
+					path, line, col);
+				return DOCA_ERROR_INVALID_VALUE;
+			}
+			continue;
+		}
+		if (text[i] != '-' && !isdigit((unsigned char)text[i])) {
+			i++;
+			continue;
+		}
+		for (; i < len && (isdigit((unsigned char)text[i]) || strchr("+-.eE", text[i]));
+		     i++)
+			integer &= strchr(".eE", text[i]) == NULL;
+		if (integer && !argp_json_int_fits(text + start, i - start)) {
+			argp_json_position(text, start, &line, &col);
+			sdp_error("flag -j/--json: \"%s\": integer %.*s at line %u, column %u is "
+				  "beyond the 64-bit range",
+				  path, (int)(i - start > 64 ? 64 : i - start), text + start, line,
+				  col);
+			return DOCA_ERROR_INVALID_VALUE;
+		}
+	}
+	return DOCA_SUCCESS;
+}
+
 static doca_error_t argp_json_parse(const char *path, const char *text, size_t len,
 				    struct json_object **root)
 {
@@ -1226,6 +1289,10 @@ static doca_error_t argp_json_parse(const char *path, const char *text, size_t l
 		json_object_put(obj);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
+	if (argp_json_scan(path, text, len) != DOCA_SUCCESS) {
+		json_object_put(obj);
+		return DOCA_ERROR_INVALID_VALUE;
+	}
 	*root = obj;
 	return DOCA_SUCCESS;
 }
@@ -1243,6 +1310,13 @@ static doca_error_t argp_json_add_value(struct argp_run *run, struct doca_argp_p
 	case DOCA_ARGP_TYPE_STRING:
 		if (!json_object_is_type(jval, json_type_string))
 			goto err_type;
+		if (strlen(json_object_get_string(jval)) !=
+		    (size_t)json_object_get_string_len(jval)) {
+			sdp_error("JSON " ARGP_JSON_PROGRAM ".%s: the string holds a NUL character "
+				  "(\\u0000) at offset %zu",
+				  key, strlen(json_object_get_string(jval)));
+			return DOCA_ERROR_INVALID_VALUE;
+		}
 		s_val = strdup(json_object_get_string(jval));
 		if (s_val == NULL) {
 			sdp_error("JSON " ARGP_JSON_PROGRAM ".%s: out of memory copying its value",
@@ -1253,14 +1327,14 @@ static doca_error_t argp_json_add_value(struct argp_run *run, struct doca_argp_p
 	case DOCA_ARGP_TYPE_INT:
 		if (!json_object_is_type(jval, json_type_int))
 			goto err_type;
+		/* exact: argp_json_scan refused literals beyond 64 bits */
 		errno = 0;
 		i64 = json_object_get_int64(jval);
 		if (errno == ERANGE || i64 < INT_MIN || i64 > INT_MAX ||
 		    (i64 == INT64_MAX && json_object_get_uint64(jval) > (uint64_t)INT64_MAX)) {
 			sdp_error("JSON " ARGP_JSON_PROGRAM
-				  ".%s: value %s is out of the range of an "
-				  "int",
-				  key, json_object_to_json_string(jval));
+				  ".%s: value %s is out of the range of an int (%d to %d)",
+				  key, json_object_to_json_string(jval), INT_MIN, INT_MAX);
 			return DOCA_ERROR_INVALID_VALUE;
 		}
 		break;
@@ -1589,13 +1663,13 @@ doca_error_t doca_argp_start(int argc, char **argv)
 	doca_error_t status;
 
 	if (argp.state != ARGP_STATE_READY) {
-		sdp_error("doca_argp_start: %s", argp.state == ARGP_STATE_UNINIT ?
-							 "argp is not initialised" :
-							 "doca_argp_start was already called");
+		sdp_error("%s", argp.state == ARGP_STATE_UNINIT ?
+					"argp is not initialised" :
+					"doca_argp_start was already called");
 		return DOCA_ERROR_BAD_STATE;
 	}
 	if (argc < 0 || (argc > 0 && argv == NULL)) {
-		sdp_error("doca_argp_start: invalid argc %d / argv %p", argc, (void *)argv);
+		sdp_error("invalid argc %d / argv %p", argc, (void *)argv);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	argp.state = ARGP_STATE_STARTED;

@@ -8,27 +8,23 @@
 
 #include "doca_buf.h"
 #include "sdp_buf.h"
+#include "sdp_check.h"
 #include "sdp_log.h"
 
 SDP_LOG_COMPONENT("buf");
 
-#define CHECK_ARG(arg)                                                                             \
-	do {                                                                                       \
-		if ((arg) == NULL) {                                                               \
-			sdp_error("NULL " #arg);                                                   \
-			return DOCA_ERROR_INVALID_VALUE;                                           \
-		}                                                                                  \
-	} while (0)
+/* A buf handed to the API must be out of its owner (refcount > 0): INVALID_VALUE, BAD_STATE. */
+static doca_error_t check_buf(const struct doca_buf *buf, const char *name, const char *func)
+{
+	doca_error_t status = sdp_check_arg(buf, name, func);
 
-/* A buf handed to the API must be out of its owner (refcount > 0). */
-#define CHECK_BUF(buf)                                                                             \
-	do {                                                                                       \
-		CHECK_ARG(buf);                                                                    \
-		if ((buf)->refcount == 0) {                                                        \
-			sdp_error("buf %p was released (reference count 0)", (const void *)(buf)); \
-			return DOCA_ERROR_BAD_STATE;                                               \
-		}                                                                                  \
-	} while (0)
+	if (status == DOCA_SUCCESS && buf->refcount == 0) {
+		sdp_log_as(DOCA_LOG_LEVEL_ERROR, func, "buf %p was released (reference count 0)",
+			   (const void *)buf);
+		status = DOCA_ERROR_BAD_STATE;
+	}
+	return status;
+}
 
 void sdp_buf_init(struct doca_buf *buf, struct doca_mmap *mmap, void *head, size_t len, void *data,
 		  size_t data_len)
@@ -55,7 +51,10 @@ static int range_inside(const struct doca_buf *buf, const void *data, size_t dat
 
 doca_error_t doca_buf_inc_refcount(struct doca_buf *buf, uint16_t *refcount)
 {
-	CHECK_BUF(buf);
+	doca_error_t status;
+
+	if ((status = check_buf(buf, "buf", __func__)) != DOCA_SUCCESS)
+		return status;
 	if (buf->prev != NULL) {
 		sdp_error("buf %p is inside a list; only the list's head has a reference count",
 			  (void *)buf);
@@ -73,10 +72,12 @@ doca_error_t doca_buf_inc_refcount(struct doca_buf *buf, uint16_t *refcount)
 
 doca_error_t doca_buf_dec_refcount(struct doca_buf *buf, uint16_t *refcount)
 {
+	doca_error_t status;
 	struct doca_buf *next;
 	uint16_t before;
 
-	CHECK_BUF(buf);
+	if ((status = check_buf(buf, "buf", __func__)) != DOCA_SUCCESS)
+		return status;
 	if (buf->prev != NULL) {
 		sdp_error("buf %p is inside a list; release the list's head", (void *)buf);
 		return DOCA_ERROR_NOT_PERMITTED;
@@ -100,8 +101,11 @@ doca_error_t doca_buf_dec_refcount(struct doca_buf *buf, uint16_t *refcount)
 
 doca_error_t doca_buf_get_refcount(const struct doca_buf *buf, uint16_t *refcount)
 {
-	CHECK_ARG(buf);
-	CHECK_ARG(refcount);
+	doca_error_t status;
+
+	if ((status = sdp_check_arg(buf, "buf", __func__)) != DOCA_SUCCESS ||
+	    (status = sdp_check_arg(refcount, "refcount", __func__)) != DOCA_SUCCESS)
+		return status;
 	*refcount = buf->refcount;
 	return DOCA_SUCCESS;
 }
@@ -110,40 +114,55 @@ doca_error_t doca_buf_get_refcount(const struct doca_buf *buf, uint16_t *refcoun
 
 doca_error_t doca_buf_get_len(const struct doca_buf *buf, size_t *len)
 {
-	CHECK_ARG(buf);
-	CHECK_ARG(len);
+	doca_error_t status;
+
+	if ((status = sdp_check_arg(buf, "buf", __func__)) != DOCA_SUCCESS ||
+	    (status = sdp_check_arg(len, "len", __func__)) != DOCA_SUCCESS)
+		return status;
 	*len = buf->len;
 	return DOCA_SUCCESS;
 }
 
 doca_error_t doca_buf_get_head(const struct doca_buf *buf, void **head)
 {
-	CHECK_ARG(buf);
-	CHECK_ARG(head);
+	doca_error_t status;
+
+	if ((status = sdp_check_arg(buf, "buf", __func__)) != DOCA_SUCCESS ||
+	    (status = sdp_check_arg(head, "head", __func__)) != DOCA_SUCCESS)
+		return status;
 	*head = buf->head;
 	return DOCA_SUCCESS;
 }
 
 doca_error_t doca_buf_get_data_len(const struct doca_buf *buf, size_t *data_len)
 {
-	CHECK_ARG(buf);
-	CHECK_ARG(data_len);
+	doca_error_t status;
+
+	if ((status = sdp_check_arg(buf, "buf", __func__)) != DOCA_SUCCESS ||
+	    (status = sdp_check_arg(data_len, "data_len", __func__)) != DOCA_SUCCESS)
+		return status;
 	*data_len = buf->data_len;
 	return DOCA_SUCCESS;
 }
 
 doca_error_t doca_buf_get_data(const struct doca_buf *buf, void **data)
 {
-	CHECK_ARG(buf);
-	CHECK_ARG(data);
+	doca_error_t status;
+
+	if ((status = sdp_check_arg(buf, "buf", __func__)) != DOCA_SUCCESS ||
+	    (status = sdp_check_arg(data, "data", __func__)) != DOCA_SUCCESS)
+		return status;
 	*data = buf->data;
 	return DOCA_SUCCESS;
 }
 
 doca_error_t doca_buf_set_data(struct doca_buf *buf, void *data, size_t data_len)
 {
-	CHECK_BUF(buf);
-	CHECK_ARG(data);
+	doca_error_t status;
+
+	if ((status = check_buf(buf, "buf", __func__)) != DOCA_SUCCESS ||
+	    (status = sdp_check_arg(data, "data", __func__)) != DOCA_SUCCESS)
+		return status;
 	if (!range_inside(buf, data, data_len)) {
 		sdp_error("data %p + %zu is not inside the buf [%p, %p + %zu]", data, data_len,
 			  buf->head, buf->head, buf->len);
@@ -156,7 +175,10 @@ doca_error_t doca_buf_set_data(struct doca_buf *buf, void *data, size_t data_len
 
 doca_error_t doca_buf_set_data_len(struct doca_buf *buf, size_t data_len)
 {
-	CHECK_BUF(buf);
+	doca_error_t status;
+
+	if ((status = check_buf(buf, "buf", __func__)) != DOCA_SUCCESS)
+		return status;
 	if (!range_inside(buf, buf->data, data_len)) {
 		sdp_error("data %p + %zu would pass the end of the buf %p + %zu", buf->data,
 			  data_len, buf->head, buf->len);
@@ -168,7 +190,10 @@ doca_error_t doca_buf_set_data_len(struct doca_buf *buf, size_t data_len)
 
 doca_error_t doca_buf_reset_data_len(struct doca_buf *buf)
 {
-	CHECK_BUF(buf);
+	doca_error_t status;
+
+	if ((status = check_buf(buf, "buf", __func__)) != DOCA_SUCCESS)
+		return status;
 	buf->data_len = 0;
 	return DOCA_SUCCESS;
 }
@@ -177,16 +202,22 @@ doca_error_t doca_buf_reset_data_len(struct doca_buf *buf)
 
 doca_error_t doca_buf_get_next_in_list(struct doca_buf *buf, struct doca_buf **next_buf)
 {
-	CHECK_ARG(buf);
-	CHECK_ARG(next_buf);
+	doca_error_t status;
+
+	if ((status = sdp_check_arg(buf, "buf", __func__)) != DOCA_SUCCESS ||
+	    (status = sdp_check_arg(next_buf, "next_buf", __func__)) != DOCA_SUCCESS)
+		return status;
 	*next_buf = buf->next;
 	return DOCA_SUCCESS;
 }
 
 doca_error_t doca_buf_get_last_in_list(struct doca_buf *buf, struct doca_buf **last_buf)
 {
-	CHECK_ARG(buf);
-	CHECK_ARG(last_buf);
+	doca_error_t status;
+
+	if ((status = sdp_check_arg(buf, "buf", __func__)) != DOCA_SUCCESS ||
+	    (status = sdp_check_arg(last_buf, "last_buf", __func__)) != DOCA_SUCCESS)
+		return status;
 	while (buf->next != NULL)
 		buf = buf->next;
 	*last_buf = buf;
@@ -195,34 +226,45 @@ doca_error_t doca_buf_get_last_in_list(struct doca_buf *buf, struct doca_buf **l
 
 doca_error_t doca_buf_is_last_in_list(const struct doca_buf *buf, uint8_t *is_last)
 {
-	CHECK_ARG(buf);
-	CHECK_ARG(is_last);
+	doca_error_t status;
+
+	if ((status = sdp_check_arg(buf, "buf", __func__)) != DOCA_SUCCESS ||
+	    (status = sdp_check_arg(is_last, "is_last", __func__)) != DOCA_SUCCESS)
+		return status;
 	*is_last = buf->next == NULL;
 	return DOCA_SUCCESS;
 }
 
 doca_error_t doca_buf_is_first_in_list(const struct doca_buf *buf, uint8_t *is_first)
 {
-	CHECK_ARG(buf);
-	CHECK_ARG(is_first);
+	doca_error_t status;
+
+	if ((status = sdp_check_arg(buf, "buf", __func__)) != DOCA_SUCCESS ||
+	    (status = sdp_check_arg(is_first, "is_first", __func__)) != DOCA_SUCCESS)
+		return status;
 	*is_first = buf->prev == NULL;
 	return DOCA_SUCCESS;
 }
 
 doca_error_t doca_buf_is_in_list(const struct doca_buf *buf, uint8_t *is_in_list)
 {
-	CHECK_ARG(buf);
-	CHECK_ARG(is_in_list);
+	doca_error_t status;
+
+	if ((status = sdp_check_arg(buf, "buf", __func__)) != DOCA_SUCCESS ||
+	    (status = sdp_check_arg(is_in_list, "is_in_list", __func__)) != DOCA_SUCCESS)
+		return status;
 	*is_in_list = buf->prev != NULL || buf->next != NULL;
 	return DOCA_SUCCESS;
 }
 
 doca_error_t doca_buf_get_list_len(const struct doca_buf *buf, uint32_t *num_elements)
 {
+	doca_error_t status;
 	uint32_t n = 0;
 
-	CHECK_ARG(buf);
-	CHECK_ARG(num_elements);
+	if ((status = sdp_check_arg(buf, "buf", __func__)) != DOCA_SUCCESS ||
+	    (status = sdp_check_arg(num_elements, "num_elements", __func__)) != DOCA_SUCCESS)
+		return status;
 	if (buf->prev != NULL) {
 		sdp_error("buf %p is not the head of its list", (const void *)buf);
 		return DOCA_ERROR_NOT_PERMITTED;
@@ -235,10 +277,12 @@ doca_error_t doca_buf_get_list_len(const struct doca_buf *buf, uint32_t *num_ele
 
 doca_error_t doca_buf_chain_list(struct doca_buf *list1, struct doca_buf *list2)
 {
+	doca_error_t status;
 	struct doca_buf *last;
 
-	CHECK_BUF(list1);
-	CHECK_BUF(list2);
+	if ((status = check_buf(list1, "list1", __func__)) != DOCA_SUCCESS ||
+	    (status = check_buf(list2, "list2", __func__)) != DOCA_SUCCESS)
+		return status;
 	if (list1 == list2) {
 		sdp_error("cannot chain a list to itself");
 		return DOCA_ERROR_INVALID_VALUE;
@@ -261,10 +305,12 @@ doca_error_t doca_buf_chain_list(struct doca_buf *list1, struct doca_buf *list2)
 
 doca_error_t doca_buf_unchain_list(struct doca_buf *list1, struct doca_buf *list2)
 {
+	doca_error_t status;
 	struct doca_buf *b;
 
-	CHECK_BUF(list1);
-	CHECK_ARG(list2);
+	if ((status = check_buf(list1, "list1", __func__)) != DOCA_SUCCESS ||
+	    (status = sdp_check_arg(list2, "list2", __func__)) != DOCA_SUCCESS)
+		return status;
 	if (list1 == list2) {
 		sdp_error("list2 must differ from list1");
 		return DOCA_ERROR_INVALID_VALUE;

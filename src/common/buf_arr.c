@@ -9,6 +9,7 @@
 
 #include "doca_buf_array.h"
 #include "sdp_buf.h"
+#include "sdp_check.h"
 #include "sdp_log.h"
 
 SDP_LOG_COMPONENT("buf_arr");
@@ -39,21 +40,19 @@ static int arr_ok(const struct doca_buf_arr *arr)
 	return arr != NULL && arr->magic == ARR_MAGIC;
 }
 
-#define CHECK_ARR(arr)                                                                             \
-	do {                                                                                       \
-		if (!arr_ok(arr)) {                                                                \
-			sdp_error("%s buf_arr", (arr) == NULL ? "NULL" : "invalid (destroyed?)");  \
-			return DOCA_ERROR_INVALID_VALUE;                                           \
-		}                                                                                  \
-	} while (0)
+static doca_error_t check_arr(const struct doca_buf_arr *arr, const char *func)
+{
+	return sdp_check_handle(arr_ok(arr), arr, "buf_arr", func);
+}
 
-#define CHECK_IDLE(arr, what)                                                                      \
-	do {                                                                                       \
-		if ((arr)->started) {                                                              \
-			sdp_error("cannot set the %s of a started buf_arr", what);                 \
-			return DOCA_ERROR_BAD_STATE;                                               \
-		}                                                                                  \
-	} while (0)
+/* Setters refuse a started array: BAD_STATE, naming what was to be set. */
+static doca_error_t check_idle(const struct doca_buf_arr *arr, const char *what, const char *func)
+{
+	if (!arr->started)
+		return DOCA_SUCCESS;
+	sdp_log_as(DOCA_LOG_LEVEL_ERROR, func, "cannot set the %s of a started buf_arr", what);
+	return DOCA_ERROR_BAD_STATE;
+}
 
 doca_error_t doca_buf_arr_create(size_t num_elem, struct doca_buf_arr **buf_arr)
 {
@@ -76,12 +75,16 @@ doca_error_t doca_buf_arr_create(size_t num_elem, struct doca_buf_arr **buf_arr)
 
 doca_error_t doca_buf_arr_set_target_gpu(struct doca_buf_arr *buf_arr, struct doca_gpu *gpu_handler)
 {
-	CHECK_ARR(buf_arr);
+	doca_error_t status;
+
+	if ((status = check_arr(buf_arr, __func__)) != DOCA_SUCCESS)
+		return status;
 	if (gpu_handler == NULL) {
 		sdp_error("NULL gpu_handler");
 		return DOCA_ERROR_INVALID_VALUE;
 	}
-	CHECK_IDLE(buf_arr, "target GPU");
+	if ((status = check_idle(buf_arr, "target GPU", __func__)) != DOCA_SUCCESS)
+		return status;
 	buf_arr->gpu = gpu_handler;
 	return DOCA_SUCCESS;
 }
@@ -89,12 +92,16 @@ doca_error_t doca_buf_arr_set_target_gpu(struct doca_buf_arr *buf_arr, struct do
 doca_error_t doca_buf_arr_set_params(struct doca_buf_arr *buf_arr, struct doca_mmap *mmap,
 				     size_t elem_size, uint64_t start_offset)
 {
-	CHECK_ARR(buf_arr);
+	doca_error_t status;
+
+	if ((status = check_arr(buf_arr, __func__)) != DOCA_SUCCESS)
+		return status;
 	if (mmap == NULL || elem_size == 0) {
 		sdp_error("%s", mmap == NULL ? "NULL mmap" : "elem_size must be > 0");
 		return DOCA_ERROR_INVALID_VALUE;
 	}
-	CHECK_IDLE(buf_arr, "parameters");
+	if ((status = check_idle(buf_arr, "parameters", __func__)) != DOCA_SUCCESS)
+		return status;
 	if (sdp_mmap_ref(mmap) != DOCA_SUCCESS)
 		return DOCA_ERROR_INVALID_VALUE;
 	if (buf_arr->mmap != NULL)
@@ -113,7 +120,8 @@ doca_error_t doca_buf_arr_start(struct doca_buf_arr *buf_arr)
 	size_t need, len;
 	void *addr;
 
-	CHECK_ARR(buf_arr);
+	if ((status = check_arr(buf_arr, __func__)) != DOCA_SUCCESS)
+		return status;
 	if (buf_arr->started) {
 		sdp_error("buf_arr already started");
 		return DOCA_ERROR_BAD_STATE;
@@ -170,7 +178,10 @@ static void arr_stop(struct doca_buf_arr *arr)
 
 doca_error_t doca_buf_arr_stop(struct doca_buf_arr *buf_arr)
 {
-	CHECK_ARR(buf_arr);
+	doca_error_t status;
+
+	if ((status = check_arr(buf_arr, __func__)) != DOCA_SUCCESS)
+		return status;
 	if (!buf_arr->started) {
 		sdp_error("buf_arr is not started");
 		return DOCA_ERROR_BAD_STATE;
@@ -181,7 +192,10 @@ doca_error_t doca_buf_arr_stop(struct doca_buf_arr *buf_arr)
 
 doca_error_t doca_buf_arr_destroy(struct doca_buf_arr *buf_arr)
 {
-	CHECK_ARR(buf_arr);
+	doca_error_t status;
+
+	if ((status = check_arr(buf_arr, __func__)) != DOCA_SUCCESS)
+		return status;
 	if (buf_arr->started)
 		arr_stop(buf_arr);
 	if (buf_arr->mmap != NULL)
@@ -194,7 +208,10 @@ doca_error_t doca_buf_arr_destroy(struct doca_buf_arr *buf_arr)
 doca_error_t doca_buf_arr_get_gpu_handle(const struct doca_buf_arr *buf_arr,
 					 struct doca_gpu_buf_arr **gpu_buf_arr)
 {
-	CHECK_ARR(buf_arr);
+	doca_error_t status;
+
+	if ((status = check_arr(buf_arr, __func__)) != DOCA_SUCCESS)
+		return status;
 	if (gpu_buf_arr == NULL) {
 		sdp_error("NULL gpu_buf_arr");
 		return DOCA_ERROR_INVALID_VALUE;

@@ -7,6 +7,7 @@
 
 #include "doca_buf_inventory.h"
 #include "sdp_buf.h"
+#include "sdp_check.h"
 #include "sdp_log.h"
 
 SDP_LOG_COMPONENT("buf_inventory");
@@ -29,22 +30,10 @@ static int inv_ok(const struct doca_buf_inventory *inv)
 	return inv != NULL && inv->magic == INV_MAGIC;
 }
 
-#define CHECK_INV(inv)                                                                             \
-	do {                                                                                       \
-		if (!inv_ok(inv)) {                                                                \
-			sdp_error("%s inventory",                                                  \
-				  (inv) == NULL ? "NULL" : "invalid (destroyed?)");                \
-			return DOCA_ERROR_INVALID_VALUE;                                           \
-		}                                                                                  \
-	} while (0)
-
-#define CHECK_ARG(arg)                                                                             \
-	do {                                                                                       \
-		if ((arg) == NULL) {                                                               \
-			sdp_error("NULL " #arg);                                                   \
-			return DOCA_ERROR_INVALID_VALUE;                                           \
-		}                                                                                  \
-	} while (0)
+static doca_error_t check_inv(const struct doca_buf_inventory *inv, const char *func)
+{
+	return sdp_check_handle(inv_ok(inv), inv, "inventory", func);
+}
 
 static void inv_put(void *owner, struct doca_buf *buf)
 {
@@ -64,9 +53,11 @@ static const struct sdp_buf_owner_ops inv_owner_ops = {
 
 doca_error_t doca_buf_inventory_create(size_t num_elements, struct doca_buf_inventory **inventory)
 {
+	doca_error_t status;
 	struct doca_buf_inventory *inv;
 
-	CHECK_ARG(inventory);
+	if ((status = sdp_check_arg(inventory, "inventory", __func__)) != DOCA_SUCCESS)
+		return status;
 	if (num_elements == 0 || num_elements > UINT32_MAX) {
 		sdp_error("num_elements %zu out of range 1..%u", num_elements, UINT32_MAX);
 		return DOCA_ERROR_INVALID_VALUE;
@@ -100,7 +91,10 @@ err_nomem:
 
 doca_error_t doca_buf_inventory_destroy(struct doca_buf_inventory *inventory)
 {
-	CHECK_INV(inventory);
+	doca_error_t status;
+
+	if ((status = check_inv(inventory, __func__)) != DOCA_SUCCESS)
+		return status;
 	pthread_mutex_lock(&inventory->lock);
 	if (inventory->num_free != inventory->num_elements) {
 		sdp_error("%u buf(s) taken from the inventory are not returned yet",
@@ -116,11 +110,13 @@ doca_error_t doca_buf_inventory_destroy(struct doca_buf_inventory *inventory)
 	return DOCA_SUCCESS;
 }
 
-static doca_error_t set_started(struct doca_buf_inventory *inv, int started)
+/* Start or stop; func is the caller, for the argument check's record. */
+static doca_error_t set_started(struct doca_buf_inventory *inv, int started, const char *func)
 {
-	doca_error_t status = DOCA_SUCCESS;
+	doca_error_t status;
 
-	CHECK_INV(inv);
+	if ((status = check_inv(inv, func)) != DOCA_SUCCESS)
+		return status;
 	pthread_mutex_lock(&inv->lock);
 	if (inv->started == started) {
 		sdp_error("inventory is %s", started ? "already started" : "not started");
@@ -134,12 +130,12 @@ static doca_error_t set_started(struct doca_buf_inventory *inv, int started)
 
 doca_error_t doca_buf_inventory_start(struct doca_buf_inventory *inventory)
 {
-	return set_started(inventory, 1);
+	return set_started(inventory, 1, __func__);
 }
 
 doca_error_t doca_buf_inventory_stop(struct doca_buf_inventory *inventory)
 {
-	return set_started(inventory, 0);
+	return set_started(inventory, 0, __func__);
 }
 
 doca_error_t doca_buf_inventory_buf_get_by_args(struct doca_buf_inventory *inventory,
@@ -149,10 +145,11 @@ doca_error_t doca_buf_inventory_buf_get_by_args(struct doca_buf_inventory *inven
 	struct doca_buf *b;
 	doca_error_t status;
 
-	CHECK_INV(inventory);
-	CHECK_ARG(mmap);
-	CHECK_ARG(addr);
-	CHECK_ARG(buf);
+	if ((status = check_inv(inventory, __func__)) != DOCA_SUCCESS ||
+	    (status = sdp_check_arg(mmap, "mmap", __func__)) != DOCA_SUCCESS ||
+	    (status = sdp_check_arg(addr, "addr", __func__)) != DOCA_SUCCESS ||
+	    (status = sdp_check_arg(buf, "buf", __func__)) != DOCA_SUCCESS)
+		return status;
 	if ((uintptr_t)data < (uintptr_t)addr || (uintptr_t)data - (uintptr_t)addr > len ||
 	    data_len > len - ((uintptr_t)data - (uintptr_t)addr)) {
 		sdp_error("data %p + %zu is not inside the buf %p + %zu", data, data_len, addr,
@@ -189,7 +186,10 @@ doca_error_t doca_buf_inventory_buf_get_by_args(struct doca_buf_inventory *inven
 doca_error_t doca_buf_inventory_set_user_data(struct doca_buf_inventory *inventory,
 					      union doca_data user_data)
 {
-	CHECK_INV(inventory);
+	doca_error_t status;
+
+	if ((status = check_inv(inventory, __func__)) != DOCA_SUCCESS)
+		return status;
 	inventory->user_data = user_data;
 	return DOCA_SUCCESS;
 }
@@ -197,8 +197,11 @@ doca_error_t doca_buf_inventory_set_user_data(struct doca_buf_inventory *invento
 doca_error_t doca_buf_inventory_get_user_data(const struct doca_buf_inventory *inventory,
 					      union doca_data *user_data)
 {
-	CHECK_INV(inventory);
-	CHECK_ARG(user_data);
+	doca_error_t status;
+
+	if ((status = check_inv(inventory, __func__)) != DOCA_SUCCESS ||
+	    (status = sdp_check_arg(user_data, "user_data", __func__)) != DOCA_SUCCESS)
+		return status;
 	*user_data = inventory->user_data;
 	return DOCA_SUCCESS;
 }
@@ -206,8 +209,11 @@ doca_error_t doca_buf_inventory_get_user_data(const struct doca_buf_inventory *i
 doca_error_t doca_buf_inventory_get_num_elements(const struct doca_buf_inventory *inventory,
 						 uint32_t *num_of_elements)
 {
-	CHECK_INV(inventory);
-	CHECK_ARG(num_of_elements);
+	doca_error_t status;
+
+	if ((status = check_inv(inventory, __func__)) != DOCA_SUCCESS ||
+	    (status = sdp_check_arg(num_of_elements, "num_of_elements", __func__)) != DOCA_SUCCESS)
+		return status;
 	*num_of_elements = inventory->num_elements;
 	return DOCA_SUCCESS;
 }
@@ -215,10 +221,13 @@ doca_error_t doca_buf_inventory_get_num_elements(const struct doca_buf_inventory
 doca_error_t doca_buf_inventory_get_num_free_elements(const struct doca_buf_inventory *inventory,
 						      uint32_t *num_of_free_elements)
 {
+	doca_error_t status;
 	struct doca_buf_inventory *inv = (struct doca_buf_inventory *)inventory;
 
-	CHECK_INV(inventory);
-	CHECK_ARG(num_of_free_elements);
+	if ((status = check_inv(inventory, __func__)) != DOCA_SUCCESS ||
+	    (status = sdp_check_arg(num_of_free_elements, "num_of_free_elements", __func__)) !=
+		    DOCA_SUCCESS)
+		return status;
 	pthread_mutex_lock(&inv->lock);
 	*num_of_free_elements = inv->num_free;
 	pthread_mutex_unlock(&inv->lock);

@@ -8,6 +8,7 @@
 
 #include "doca_buf_pool.h"
 #include "sdp_buf.h"
+#include "sdp_check.h"
 #include "sdp_log.h"
 
 SDP_LOG_COMPONENT("buf_pool");
@@ -33,22 +34,10 @@ static int pool_ok(const struct doca_buf_pool *pool)
 	return pool != NULL && pool->magic == POOL_MAGIC;
 }
 
-#define CHECK_POOL(pool)                                                                           \
-	do {                                                                                       \
-		if (!pool_ok(pool)) {                                                              \
-			sdp_error("%s buf_pool",                                                   \
-				  (pool) == NULL ? "NULL" : "invalid (destroyed?)");               \
-			return DOCA_ERROR_INVALID_VALUE;                                           \
-		}                                                                                  \
-	} while (0)
-
-#define CHECK_ARG(arg)                                                                             \
-	do {                                                                                       \
-		if ((arg) == NULL) {                                                               \
-			sdp_error("NULL " #arg);                                                   \
-			return DOCA_ERROR_INVALID_VALUE;                                           \
-		}                                                                                  \
-	} while (0)
+static doca_error_t check_pool(const struct doca_buf_pool *pool, const char *func)
+{
+	return sdp_check_handle(pool_ok(pool), pool, "buf_pool", func);
+}
 
 static void pool_put(void *owner, struct doca_buf *buf)
 {
@@ -69,10 +58,12 @@ static const struct sdp_buf_owner_ops pool_owner_ops = {
 doca_error_t doca_buf_pool_create(size_t num_elements, size_t element_size,
 				  const struct doca_mmap *mmap, struct doca_buf_pool **buf_pool)
 {
+	doca_error_t status;
 	struct doca_buf_pool *pool;
 
-	CHECK_ARG(mmap);
-	CHECK_ARG(buf_pool);
+	if ((status = sdp_check_arg(mmap, "mmap", __func__)) != DOCA_SUCCESS ||
+	    (status = sdp_check_arg(buf_pool, "buf_pool", __func__)) != DOCA_SUCCESS)
+		return status;
 	if (sdp_mmap_ref((struct doca_mmap *)mmap) != DOCA_SUCCESS)
 		return DOCA_ERROR_INVALID_VALUE;
 	if (num_elements == 0 || num_elements > UINT32_MAX || element_size == 0) {
@@ -129,7 +120,8 @@ doca_error_t doca_buf_pool_destroy(struct doca_buf_pool *buf_pool)
 {
 	doca_error_t status;
 
-	CHECK_POOL(buf_pool);
+	if ((status = check_pool(buf_pool, __func__)) != DOCA_SUCCESS)
+		return status;
 	pthread_mutex_lock(&buf_pool->lock);
 	status = pool_stop_locked(buf_pool, "destroy");
 	if (status != DOCA_SUCCESS) {
@@ -153,7 +145,8 @@ doca_error_t doca_buf_pool_start(struct doca_buf_pool *buf_pool)
 	void *addr;
 	size_t len;
 
-	CHECK_POOL(buf_pool);
+	if ((status = check_pool(buf_pool, __func__)) != DOCA_SUCCESS)
+		return status;
 	pthread_mutex_lock(&buf_pool->lock);
 	if (buf_pool->started) {
 		sdp_error("buf_pool already started");
@@ -200,7 +193,8 @@ doca_error_t doca_buf_pool_stop(struct doca_buf_pool *buf_pool)
 {
 	doca_error_t status;
 
-	CHECK_POOL(buf_pool);
+	if ((status = check_pool(buf_pool, __func__)) != DOCA_SUCCESS)
+		return status;
 	pthread_mutex_lock(&buf_pool->lock);
 	if (!buf_pool->started) {
 		sdp_error("buf_pool is not started");
@@ -217,8 +211,9 @@ doca_error_t doca_buf_pool_buf_alloc(struct doca_buf_pool *buf_pool, struct doca
 	struct doca_buf *b;
 	doca_error_t status;
 
-	CHECK_POOL(buf_pool);
-	CHECK_ARG(buf);
+	if ((status = check_pool(buf_pool, __func__)) != DOCA_SUCCESS ||
+	    (status = sdp_check_arg(buf, "buf", __func__)) != DOCA_SUCCESS)
+		return status;
 	pthread_mutex_lock(&buf_pool->lock);
 	if (!buf_pool->started) {
 		pthread_mutex_unlock(&buf_pool->lock);
@@ -250,7 +245,8 @@ doca_error_t doca_buf_pool_set_user_data(struct doca_buf_pool *buf_pool, union d
 {
 	doca_error_t status = DOCA_SUCCESS;
 
-	CHECK_POOL(buf_pool);
+	if ((status = check_pool(buf_pool, __func__)) != DOCA_SUCCESS)
+		return status;
 	pthread_mutex_lock(&buf_pool->lock);
 	if (buf_pool->started) {
 		sdp_error("cannot set the user data of a started buf_pool");
@@ -267,7 +263,8 @@ doca_error_t doca_buf_pool_set_element_alignment(struct doca_buf_pool *buf_pool,
 {
 	doca_error_t status = DOCA_SUCCESS;
 
-	CHECK_POOL(buf_pool);
+	if ((status = check_pool(buf_pool, __func__)) != DOCA_SUCCESS)
+		return status;
 	if (element_alignment == 0 || (element_alignment & (element_alignment - 1)) != 0) {
 		sdp_error("alignment %zu is not a power of 2", element_alignment);
 		return DOCA_ERROR_INVALID_VALUE;
@@ -286,8 +283,11 @@ doca_error_t doca_buf_pool_set_element_alignment(struct doca_buf_pool *buf_pool,
 doca_error_t doca_buf_pool_get_num_elements(const struct doca_buf_pool *buf_pool,
 					    uint32_t *num_of_elements)
 {
-	CHECK_POOL(buf_pool);
-	CHECK_ARG(num_of_elements);
+	doca_error_t status;
+
+	if ((status = check_pool(buf_pool, __func__)) != DOCA_SUCCESS ||
+	    (status = sdp_check_arg(num_of_elements, "num_of_elements", __func__)) != DOCA_SUCCESS)
+		return status;
 	*num_of_elements = buf_pool->num_elements;
 	return DOCA_SUCCESS;
 }
@@ -295,10 +295,13 @@ doca_error_t doca_buf_pool_get_num_elements(const struct doca_buf_pool *buf_pool
 doca_error_t doca_buf_pool_get_num_free_elements(const struct doca_buf_pool *buf_pool,
 						 uint32_t *num_of_free_elements)
 {
+	doca_error_t status;
 	struct doca_buf_pool *pool = (struct doca_buf_pool *)buf_pool;
 
-	CHECK_POOL(buf_pool);
-	CHECK_ARG(num_of_free_elements);
+	if ((status = check_pool(buf_pool, __func__)) != DOCA_SUCCESS ||
+	    (status = sdp_check_arg(num_of_free_elements, "num_of_free_elements", __func__)) !=
+		    DOCA_SUCCESS)
+		return status;
 	pthread_mutex_lock(&pool->lock);
 	*num_of_free_elements = pool->num_free;
 	pthread_mutex_unlock(&pool->lock);
@@ -308,8 +311,11 @@ doca_error_t doca_buf_pool_get_num_free_elements(const struct doca_buf_pool *buf
 doca_error_t doca_buf_pool_get_user_data(const struct doca_buf_pool *buf_pool,
 					 union doca_data *user_data)
 {
-	CHECK_POOL(buf_pool);
-	CHECK_ARG(user_data);
+	doca_error_t status;
+
+	if ((status = check_pool(buf_pool, __func__)) != DOCA_SUCCESS ||
+	    (status = sdp_check_arg(user_data, "user_data", __func__)) != DOCA_SUCCESS)
+		return status;
 	*user_data = buf_pool->user_data;
 	return DOCA_SUCCESS;
 }
@@ -317,8 +323,12 @@ doca_error_t doca_buf_pool_get_user_data(const struct doca_buf_pool *buf_pool,
 doca_error_t doca_buf_pool_get_element_alignment(const struct doca_buf_pool *buf_pool,
 						 size_t *element_alignment)
 {
-	CHECK_POOL(buf_pool);
-	CHECK_ARG(element_alignment);
+	doca_error_t status;
+
+	if ((status = check_pool(buf_pool, __func__)) != DOCA_SUCCESS ||
+	    (status = sdp_check_arg(element_alignment, "element_alignment", __func__)) !=
+		    DOCA_SUCCESS)
+		return status;
 	*element_alignment = buf_pool->alignment;
 	return DOCA_SUCCESS;
 }

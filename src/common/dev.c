@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "doca_dev.h"
+#include "sdp_check.h"
 #include "sdp_dev_int.h"
 #include "sdp_list.h"
 #include "sdp_log.h"
@@ -235,45 +236,46 @@ static doca_error_t copy_name(const char *what, const char *name, char *out, uin
 	return DOCA_SUCCESS;
 }
 
-/* Log why (devinfo, out) is refused and return 1; 0 when both are fine. */
-static int devinfo_args_bad(const struct doca_devinfo *devinfo, const void *out,
-			    const char *out_name, const char *func)
+/* A live devinfo and a non-NULL output pointer: INVALID_VALUE (logged as func) otherwise. */
+static doca_error_t check_devinfo_out(const struct doca_devinfo *devinfo, const void *out,
+				      const char *out_name, const char *func)
 {
-	if (devinfo == NULL)
-		sdp_log(DOCA_LOG_LEVEL_ERROR, "%s: NULL devinfo", func);
-	else if (!devinfo_ok(devinfo))
-		sdp_log(DOCA_LOG_LEVEL_ERROR, "%s: %p is not a live devinfo", func,
-			(const void *)devinfo);
-	else if (out == NULL)
-		sdp_log(DOCA_LOG_LEVEL_ERROR, "%s: NULL %s", func, out_name);
-	else
-		return 0;
-	return 1;
-}
+	doca_error_t status = sdp_check_handle(devinfo_ok(devinfo), devinfo, "devinfo", func);
 
-#define CHECK_DEVINFO_OUT(devinfo, out)                                                            \
-	do {                                                                                       \
-		if (devinfo_args_bad(devinfo, out, #out, __func__))                                \
-			return DOCA_ERROR_INVALID_VALUE;                                           \
-	} while (0)
+	if (status == DOCA_SUCCESS)
+		status = sdp_check_arg(out, out_name, func);
+	return status;
+}
 
 doca_error_t doca_devinfo_get_ibdev_name(const struct doca_devinfo *devinfo, char *ibdev_name,
 					 uint32_t size)
 {
-	CHECK_DEVINFO_OUT(devinfo, ibdev_name);
+	doca_error_t status;
+
+	if ((status = check_devinfo_out(devinfo, ibdev_name, "ibdev_name", __func__)) !=
+	    DOCA_SUCCESS)
+		return status;
 	return copy_name("ibdev name", devinfo->attr.ibdev_name, ibdev_name, size);
 }
 
 doca_error_t doca_devinfo_get_iface_name(const struct doca_devinfo *devinfo, char *iface_name,
 					 uint32_t size)
 {
-	CHECK_DEVINFO_OUT(devinfo, iface_name);
+	doca_error_t status;
+
+	if ((status = check_devinfo_out(devinfo, iface_name, "iface_name", __func__)) !=
+	    DOCA_SUCCESS)
+		return status;
 	return copy_name("interface name", devinfo->attr.iface_name, iface_name, size);
 }
 
 doca_error_t doca_devinfo_get_pci_addr_str(const struct doca_devinfo *devinfo, char *pci_addr_str)
 {
-	CHECK_DEVINFO_OUT(devinfo, pci_addr_str);
+	doca_error_t status;
+
+	if ((status = check_devinfo_out(devinfo, pci_addr_str, "pci_addr_str", __func__)) !=
+	    DOCA_SUCCESS)
+		return status;
 	memcpy(pci_addr_str, devinfo->attr.pci_addr, DOCA_DEVINFO_PCI_ADDR_SIZE);
 	return DOCA_SUCCESS;
 }
@@ -281,14 +283,21 @@ doca_error_t doca_devinfo_get_pci_addr_str(const struct doca_devinfo *devinfo, c
 doca_error_t doca_devinfo_get_pci_func_type(const struct doca_devinfo *devinfo,
 					    enum doca_pci_func_type *pci_func_type)
 {
-	CHECK_DEVINFO_OUT(devinfo, pci_func_type);
+	doca_error_t status;
+
+	if ((status = check_devinfo_out(devinfo, pci_func_type, "pci_func_type", __func__)) !=
+	    DOCA_SUCCESS)
+		return status;
 	*pci_func_type = devinfo->attr.func_type;
 	return DOCA_SUCCESS;
 }
 
 doca_error_t doca_devinfo_get_sf_index(const struct doca_devinfo *devinfo, uint32_t *sf_index)
 {
-	CHECK_DEVINFO_OUT(devinfo, sf_index);
+	doca_error_t status;
+
+	if ((status = check_devinfo_out(devinfo, sf_index, "sf_index", __func__)) != DOCA_SUCCESS)
+		return status;
 	if (devinfo->attr.func_type != DOCA_PCI_FUNC_TYPE_SF) {
 		/* a documented answer to a capability question, not a failure: debug only */
 		sdp_debug("device %s is not a scalable function", devinfo->attr.ibdev_name);
@@ -301,9 +310,11 @@ doca_error_t doca_devinfo_get_sf_index(const struct doca_devinfo *devinfo, uint3
 doca_error_t doca_devinfo_is_equal_pci_addr(const struct doca_devinfo *devinfo,
 					    const char *pci_addr_str, uint8_t *is_equal)
 {
+	doca_error_t status;
 	char norm[DOCA_DEVINFO_PCI_ADDR_SIZE];
 
-	CHECK_DEVINFO_OUT(devinfo, is_equal);
+	if ((status = check_devinfo_out(devinfo, is_equal, "is_equal", __func__)) != DOCA_SUCCESS)
+		return status;
 	if (pci_addr_str == NULL) {
 		sdp_error("NULL pci_addr_str");
 		return DOCA_ERROR_INVALID_VALUE;
@@ -329,7 +340,8 @@ doca_error_t doca_dev_open(struct doca_devinfo *devinfo, struct doca_dev **dev)
 	struct doca_dev *d;
 	doca_error_t status;
 
-	CHECK_DEVINFO_OUT(devinfo, dev);
+	if ((status = check_devinfo_out(devinfo, dev, "dev", __func__)) != DOCA_SUCCESS)
+		return status;
 
 	pthread_mutex_lock(&g_dev.lock);
 	sdp_list_for_each(d, &g_dev.open, link) {

@@ -112,13 +112,13 @@ static const struct {
 
 /*
  * A flush handler runs with the lock held; the logging API it calls must not wait for that
- * lock. Such calls are refused (nothing can be logged about it from there either).
+ * lock. Such calls are refused with DOCA_ERROR_BAD_STATE (nothing can be logged about it from
+ * there either).
  */
-#define SDP_LOG_REFUSE_IN_HANDLER()                                                                \
-	do {                                                                                       \
-		if (sdp_log_busy)                                                                  \
-			return DOCA_ERROR_BAD_STATE;                                               \
-	} while (0)
+static int sdp_log_in_handler(void)
+{
+	return sdp_log_busy;
+}
 
 static int sdp_level_is_valid(uint32_t level)
 {
@@ -415,7 +415,8 @@ doca_error_t doca_log_register_source(const char *source_name, int *source)
 	size_t len, i;
 	int id, capacity;
 
-	SDP_LOG_REFUSE_IN_HANDLER();
+	if (sdp_log_in_handler())
+		return DOCA_ERROR_BAD_STATE;
 	if (source_name == NULL || source == NULL) {
 		sdp_error("source name (%p) and source id pointer (%p) must not be NULL",
 			  (const void *)source_name, (void *)source);
@@ -468,7 +469,8 @@ doca_error_t doca_log_unregister_source(int source)
 {
 	doca_error_t status = DOCA_SUCCESS;
 
-	SDP_LOG_REFUSE_IN_HANDLER();
+	if (sdp_log_in_handler())
+		return DOCA_ERROR_BAD_STATE;
 	pthread_mutex_lock(&sdp_log_lock);
 	if (source < 1 || source > sdp_num_sources || sdp_sources[source - 1].refs == 0)
 		status = DOCA_ERROR_INVALID_VALUE;
@@ -581,7 +583,8 @@ static doca_error_t sdp_backend_create(struct doca_log_backend *tmpl,
 	struct doca_log_backend *be;
 	uint32_t max;
 
-	SDP_LOG_REFUSE_IN_HANDLER();
+	if (sdp_log_in_handler())
+		return DOCA_ERROR_BAD_STATE;
 	pthread_mutex_lock(&sdp_log_lock);
 	be = sdp_backend_add_locked(tmpl);
 	if (be != NULL) {
@@ -735,7 +738,8 @@ doca_error_t doca_log_backend_create_standard(void)
 	tmpl.sink = SDP_LOG_SINK_FILE;
 	tmpl.fd = -1;
 
-	SDP_LOG_REFUSE_IN_HANDLER();
+	if (sdp_log_in_handler())
+		return DOCA_ERROR_BAD_STATE;
 	pthread_mutex_lock(&sdp_log_lock);
 	if (sdp_standard_created)
 		goto out_unlock; /* a second call adds nothing: no duplicated records */
@@ -838,7 +842,8 @@ static doca_error_t sdp_backend_set(struct doca_log_backend *backend, enum sdp_l
 			  sdp_limit_names[kind]);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
-	SDP_LOG_REFUSE_IN_HANDLER();
+	if (sdp_log_in_handler())
+		return DOCA_ERROR_BAD_STATE;
 	pthread_mutex_lock(&sdp_log_lock);
 	be = sdp_backend_lookup(backend);
 	status = be ? sdp_backend_set_locked(be, kind, level, 0) : DOCA_ERROR_INVALID_VALUE;
@@ -878,7 +883,8 @@ static doca_error_t sdp_backend_set_strict(struct doca_log_backend *backend, int
 	struct doca_log_backend *be;
 	doca_error_t status = DOCA_SUCCESS;
 
-	SDP_LOG_REFUSE_IN_HANDLER();
+	if (sdp_log_in_handler())
+		return DOCA_ERROR_BAD_STATE;
 	pthread_mutex_lock(&sdp_log_lock);
 	be = sdp_backend_lookup(backend);
 	if (be == NULL)
@@ -922,7 +928,8 @@ static doca_error_t sdp_global_set(enum sdp_limit_kind kind, uint32_t level)
 			  level);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
-	SDP_LOG_REFUSE_IN_HANDLER();
+	if (sdp_log_in_handler())
+		return DOCA_ERROR_BAD_STATE;
 	pthread_mutex_lock(&sdp_log_lock);
 	switch (kind) {
 	case SDP_LIMIT_LOWER:

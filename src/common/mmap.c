@@ -11,6 +11,7 @@
 #include "doca_dev.h"
 #include "doca_mmap.h"
 #include "sdp_buf.h"
+#include "sdp_check.h"
 #include "sdp_log.h"
 #include "sdp_provider.h"
 
@@ -60,27 +61,18 @@ static int mmap_ok(const struct doca_mmap *mmap)
 	return mmap != NULL && mmap->magic == MMAP_MAGIC;
 }
 
-#define CHECK_MMAP(mmap)                                                                           \
-	do {                                                                                       \
-		if (!mmap_ok(mmap)) {                                                              \
-			sdp_error("%s mmap", (mmap) == NULL ? "NULL" : "invalid (destroyed?)");    \
-			return DOCA_ERROR_INVALID_VALUE;                                           \
-		}                                                                                  \
-	} while (0)
-
-#define CHECK_ARG(arg)                                                                             \
-	do {                                                                                       \
-		if ((arg) == NULL) {                                                               \
-			sdp_error("NULL " #arg);                                                   \
-			return DOCA_ERROR_INVALID_VALUE;                                           \
-		}                                                                                  \
-	} while (0)
+static doca_error_t check_mmap(const struct doca_mmap *mmap, const char *func)
+{
+	return sdp_check_handle(mmap_ok(mmap), mmap, "mmap", func);
+}
 
 doca_error_t doca_mmap_create(struct doca_mmap **mmap)
 {
+	doca_error_t status;
 	struct doca_mmap *m;
 
-	CHECK_ARG(mmap);
+	if ((status = sdp_check_arg(mmap, "mmap", __func__)) != DOCA_SUCCESS)
+		return status;
 	m = calloc(1, sizeof(*m));
 	if (m == NULL) {
 		sdp_error("out of memory for an mmap");
@@ -112,7 +104,8 @@ doca_error_t doca_mmap_destroy(struct doca_mmap *mmap)
 	doca_error_t status;
 	int call_free_cb;
 
-	CHECK_MMAP(mmap);
+	if ((status = check_mmap(mmap, __func__)) != DOCA_SUCCESS)
+		return status;
 	pthread_mutex_lock(&mmap->lock);
 	status = check_unused(mmap, "destroy");
 	if (status == DOCA_SUCCESS && mmap->refs > 0) {
@@ -145,7 +138,8 @@ doca_error_t doca_mmap_start(struct doca_mmap *mmap)
 {
 	doca_error_t status = DOCA_SUCCESS;
 
-	CHECK_MMAP(mmap);
+	if ((status = check_mmap(mmap, __func__)) != DOCA_SUCCESS)
+		return status;
 	pthread_mutex_lock(&mmap->lock);
 	if (mmap->started) {
 		sdp_error("mmap already started");
@@ -165,7 +159,8 @@ doca_error_t doca_mmap_stop(struct doca_mmap *mmap)
 {
 	doca_error_t status;
 
-	CHECK_MMAP(mmap);
+	if ((status = check_mmap(mmap, __func__)) != DOCA_SUCCESS)
+		return status;
 	pthread_mutex_lock(&mmap->lock);
 	if (!mmap->started) {
 		sdp_error("mmap is not started");
@@ -196,7 +191,8 @@ doca_error_t doca_mmap_add_dev(struct doca_mmap *mmap, struct doca_dev *dev)
 	struct mmap_dev *devs;
 	doca_error_t status;
 
-	CHECK_MMAP(mmap);
+	if ((status = check_mmap(mmap, __func__)) != DOCA_SUCCESS)
+		return status;
 	if (doca_dev_as_devinfo(dev) == NULL) {
 		sdp_error("%s dev", dev == NULL ? "NULL" : "closed or invalid");
 		return DOCA_ERROR_INVALID_VALUE;
@@ -236,8 +232,9 @@ doca_error_t doca_mmap_rm_dev(struct doca_mmap *mmap, struct doca_dev *dev)
 {
 	doca_error_t status;
 
-	CHECK_MMAP(mmap);
-	CHECK_ARG(dev);
+	if ((status = check_mmap(mmap, __func__)) != DOCA_SUCCESS ||
+	    (status = sdp_check_arg(dev, "dev", __func__)) != DOCA_SUCCESS)
+		return status;
 	status = lock_idle(mmap, "remove a device from");
 	if (status != DOCA_SUCCESS)
 		return status;
@@ -256,11 +253,14 @@ doca_error_t doca_mmap_rm_dev(struct doca_mmap *mmap, struct doca_dev *dev)
 	return status;
 }
 
-static doca_error_t set_range(struct doca_mmap *mmap, void *addr, size_t len, int fd, size_t offset)
+/* The two range setters; func is the caller, for the argument check's record. */
+static doca_error_t set_range(struct doca_mmap *mmap, void *addr, size_t len, int fd, size_t offset,
+			      const char *func)
 {
 	doca_error_t status;
 
-	CHECK_MMAP(mmap);
+	if ((status = check_mmap(mmap, func)) != DOCA_SUCCESS)
+		return status;
 	if (addr == NULL || len == 0 || (uintptr_t)addr + len - 1 < (uintptr_t)addr) {
 		sdp_error("bad memory range %p + %zu (NULL, empty or wrapping around)", addr, len);
 		return DOCA_ERROR_INVALID_VALUE;
@@ -284,7 +284,7 @@ static doca_error_t set_range(struct doca_mmap *mmap, void *addr, size_t len, in
 
 doca_error_t doca_mmap_set_memrange(struct doca_mmap *mmap, void *addr, size_t len)
 {
-	return set_range(mmap, addr, len, -1, 0);
+	return set_range(mmap, addr, len, -1, 0, __func__);
 }
 
 doca_error_t doca_mmap_set_dmabuf_memrange(struct doca_mmap *mmap, int dmabuf_fd, void *addr,
@@ -294,16 +294,17 @@ doca_error_t doca_mmap_set_dmabuf_memrange(struct doca_mmap *mmap, int dmabuf_fd
 		sdp_error("bad dmabuf fd %d", dmabuf_fd);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
-	return set_range(mmap, addr, len, dmabuf_fd, dmabuf_offset);
+	return set_range(mmap, addr, len, dmabuf_fd, dmabuf_offset, __func__);
 }
 
 doca_error_t doca_mmap_get_memrange(const struct doca_mmap *mmap, void **addr, size_t *len)
 {
 	doca_error_t status;
 
-	CHECK_MMAP(mmap);
-	CHECK_ARG(addr);
-	CHECK_ARG(len);
+	if ((status = check_mmap(mmap, __func__)) != DOCA_SUCCESS ||
+	    (status = sdp_check_arg(addr, "addr", __func__)) != DOCA_SUCCESS ||
+	    (status = sdp_check_arg(len, "len", __func__)) != DOCA_SUCCESS)
+		return status;
 	status = sdp_mmap_range(mmap, addr, len);
 	if (status != DOCA_SUCCESS)
 		sdp_error("the mmap has no memory range yet");
@@ -315,8 +316,9 @@ doca_error_t doca_mmap_set_free_cb(struct doca_mmap *mmap, doca_mmap_memrange_fr
 {
 	doca_error_t status;
 
-	CHECK_MMAP(mmap);
-	CHECK_ARG(free_cb);
+	if ((status = check_mmap(mmap, __func__)) != DOCA_SUCCESS ||
+	    (status = sdp_check_arg(free_cb, "free_cb", __func__)) != DOCA_SUCCESS)
+		return status;
 	status = lock_idle(mmap, "set the free callback of");
 	if (status != DOCA_SUCCESS)
 		return status;
@@ -330,7 +332,8 @@ doca_error_t doca_mmap_set_permissions(struct doca_mmap *mmap, uint32_t access_m
 {
 	doca_error_t status;
 
-	CHECK_MMAP(mmap);
+	if ((status = check_mmap(mmap, __func__)) != DOCA_SUCCESS)
+		return status;
 	if ((access_mask & ~(uint32_t)MMAP_ACCESS_MASK) != 0) {
 		sdp_error("undefined access flag bits 0x%x",
 			  access_mask & ~(uint32_t)MMAP_ACCESS_MASK);
@@ -353,7 +356,8 @@ doca_error_t doca_mmap_set_user_data(struct doca_mmap *mmap, union doca_data use
 {
 	doca_error_t status;
 
-	CHECK_MMAP(mmap);
+	if ((status = check_mmap(mmap, __func__)) != DOCA_SUCCESS)
+		return status;
 	status = lock_idle(mmap, "set the user data of");
 	if (status != DOCA_SUCCESS)
 		return status;
@@ -364,18 +368,23 @@ doca_error_t doca_mmap_set_user_data(struct doca_mmap *mmap, union doca_data use
 
 doca_error_t doca_mmap_get_user_data(const struct doca_mmap *mmap, union doca_data *user_data)
 {
-	CHECK_MMAP(mmap);
-	CHECK_ARG(user_data);
+	doca_error_t status;
+
+	if ((status = check_mmap(mmap, __func__)) != DOCA_SUCCESS ||
+	    (status = sdp_check_arg(user_data, "user_data", __func__)) != DOCA_SUCCESS)
+		return status;
 	*user_data = mmap->user_data;
 	return DOCA_SUCCESS;
 }
 
 doca_error_t doca_mmap_get_num_bufs(const struct doca_mmap *mmap, uint32_t *num_bufs)
 {
+	doca_error_t status;
 	struct doca_mmap *m = (struct doca_mmap *)mmap;
 
-	CHECK_MMAP(mmap);
-	CHECK_ARG(num_bufs);
+	if ((status = check_mmap(mmap, __func__)) != DOCA_SUCCESS ||
+	    (status = sdp_check_arg(num_bufs, "num_bufs", __func__)) != DOCA_SUCCESS)
+		return status;
 	pthread_mutex_lock(&m->lock);
 	*num_bufs = m->num_bufs;
 	pthread_mutex_unlock(&m->lock);
@@ -384,8 +393,11 @@ doca_error_t doca_mmap_get_num_bufs(const struct doca_mmap *mmap, uint32_t *num_
 
 doca_error_t doca_mmap_get_max_num_devices(const struct doca_mmap *mmap, uint32_t *max_num_devices)
 {
-	CHECK_MMAP(mmap);
-	CHECK_ARG(max_num_devices);
+	doca_error_t status;
+
+	if ((status = check_mmap(mmap, __func__)) != DOCA_SUCCESS ||
+	    (status = sdp_check_arg(max_num_devices, "max_num_devices", __func__)) != DOCA_SUCCESS)
+		return status;
 	*max_num_devices = mmap->max_devs;
 	return DOCA_SUCCESS;
 }
@@ -394,7 +406,8 @@ doca_error_t doca_mmap_set_max_num_devices(struct doca_mmap *mmap, uint32_t max_
 {
 	doca_error_t status = DOCA_SUCCESS;
 
-	CHECK_MMAP(mmap);
+	if ((status = check_mmap(mmap, __func__)) != DOCA_SUCCESS)
+		return status;
 	if (max_num_devices == 0) {
 		sdp_error("max_num_devices must be at least 1");
 		return DOCA_ERROR_INVALID_VALUE;
@@ -418,11 +431,13 @@ doca_error_t doca_mmap_get_mkey(const struct doca_mmap *mmap, const struct doca_
 				uint32_t *mkey)
 {
 	struct doca_mmap *m = (struct doca_mmap *)mmap;
-	doca_error_t status = DOCA_ERROR_NOT_FOUND;
+	doca_error_t status;
 
-	CHECK_MMAP(mmap);
-	CHECK_ARG(dev);
-	CHECK_ARG(mkey);
+	if ((status = check_mmap(mmap, __func__)) != DOCA_SUCCESS ||
+	    (status = sdp_check_arg(dev, "dev", __func__)) != DOCA_SUCCESS ||
+	    (status = sdp_check_arg(mkey, "mkey", __func__)) != DOCA_SUCCESS)
+		return status;
+	status = DOCA_ERROR_NOT_FOUND;
 	pthread_mutex_lock(&m->lock);
 	if (!m->started) {
 		pthread_mutex_unlock(&m->lock);
@@ -449,7 +464,8 @@ doca_error_t sdp_mmap_buf_attach(struct doca_mmap *mmap, const void *addr, size_
 	uintptr_t lo, hi;
 	doca_error_t status = DOCA_SUCCESS;
 
-	CHECK_MMAP(mmap);
+	if ((status = check_mmap(mmap, __func__)) != DOCA_SUCCESS)
+		return status;
 	pthread_mutex_lock(&mmap->lock);
 	lo = (uintptr_t)mmap->addr;
 	hi = lo + mmap->len;
@@ -481,7 +497,8 @@ doca_error_t sdp_mmap_hold(struct doca_mmap *mmap, const char *who)
 {
 	doca_error_t status = DOCA_SUCCESS;
 
-	CHECK_MMAP(mmap);
+	if ((status = check_mmap(mmap, __func__)) != DOCA_SUCCESS)
+		return status;
 	pthread_mutex_lock(&mmap->lock);
 	if (!mmap->started) {
 		sdp_error("cannot start the %s: its mmap is not started", who);
@@ -495,7 +512,10 @@ doca_error_t sdp_mmap_hold(struct doca_mmap *mmap, const char *who)
 
 doca_error_t sdp_mmap_ref(struct doca_mmap *mmap)
 {
-	CHECK_MMAP(mmap);
+	doca_error_t status;
+
+	if ((status = check_mmap(mmap, __func__)) != DOCA_SUCCESS)
+		return status;
 	pthread_mutex_lock(&mmap->lock);
 	mmap->refs++;
 	pthread_mutex_unlock(&mmap->lock);
@@ -544,18 +564,4 @@ int sdp_mmap_is_started(const struct doca_mmap *mmap)
 	started = m->started;
 	pthread_mutex_unlock(&m->lock);
 	return started;
-}
-
-int sdp_mmap_dmabuf_fd(const struct doca_mmap *mmap, size_t *dmabuf_offset)
-{
-	if (!mmap_ok(mmap))
-		return -1;
-	if (dmabuf_offset != NULL)
-		*dmabuf_offset = mmap->dmabuf_offset;
-	return mmap->dmabuf_fd;
-}
-
-uint32_t sdp_mmap_permissions(const struct doca_mmap *mmap)
-{
-	return mmap_ok(mmap) ? mmap->access_mask : 0;
 }

@@ -13,6 +13,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
+#include <link.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -335,6 +336,16 @@ size_t sdp_dev_decl_parse(const char *text, const char *source, int lines, sdp_d
 
 /* ---- keeping declarations -------------------------------------------------------------------- */
 
+/* Copy src (with its NUL) to *strings, move *strings past it, and return the copy. */
+static char *str_into(char **strings, const char *src)
+{
+	size_t n = strlen(src) + 1;
+	char *copy = memcpy(*strings, src, n);
+
+	*strings += n;
+	return copy;
+}
+
 static struct sdp_dev_decl *decl_dup(const struct sdp_dev_decl *d)
 {
 	size_t size = sizeof(struct sdp_dev_decl) + d->num_params * sizeof(struct sdp_dev_param);
@@ -351,20 +362,12 @@ static struct sdp_dev_decl *decl_dup(const struct sdp_dev_decl *d)
 	params = (struct sdp_dev_param *)(copy + 1);
 	strings = (char *)(params + d->num_params);
 
-#define DUP_STR(dst, src)                                                                          \
-	do {                                                                                       \
-		size_t n_ = strlen(src) + 1;                                                       \
-		memcpy(strings, src, n_);                                                          \
-		(dst) = strings;                                                                   \
-		strings += n_;                                                                     \
-	} while (0)
-	DUP_STR(copy->provider, d->provider);
-	DUP_STR(copy->origin, d->origin);
+	copy->provider = str_into(&strings, d->provider);
+	copy->origin = str_into(&strings, d->origin);
 	for (size_t i = 0; i < d->num_params; i++) {
-		DUP_STR(params[i].key, d->params[i].key);
-		DUP_STR(params[i].value, d->params[i].value);
+		params[i].key = str_into(&strings, d->params[i].key);
+		params[i].value = str_into(&strings, d->params[i].value);
 	}
-#undef DUP_STR
 	copy->num_params = d->num_params;
 	copy->params = params;
 	return copy;
@@ -478,9 +481,88 @@ static int has_suffix(const char *s, const char *suffix)
 	return n >= m && strcmp(s + n - m, suffix) == 0;
 }
 
-static void load_module(const char *path, const char *file)
+/* True when [addr, addr+len) starts and ends inside the loaded segments of the object map. */
+static int in_module(const struct link_map *map, const void *addr, size_t len)
+{
+	const char *last = (const char *)addr + len - 1;
+	struct link_map *found = NULL;
+	Dl_info info;
+
+	if (addr == NULL || len == 0 || (uintptr_t)last < (uintptr_t)addr)
+		return 0;
+	if (dladdr1(addr, &info, (void **)&found, RTLD_DL_LINKMAP) == 0 || found != map)
+		return 0;
+	found = NULL;
+	return dladdr1(last, &info, (void **)&found, RTLD_DL_LINKMAP) != 0 && found == map;
+}
+
+/*
+ * The ops table a module exports, or NULL after recording why it is not one. The symbol is read
+ * only through the layout its ELF entry proves: it must be an object of exactly one pointer
+ * (`int sdp_provider = 5;` is 4 bytes and refused unread), and the pointer must lead to a whole,
+ * aligned table inside the module's own loaded image (a garbage pointer is refused undereferenced).
+ * Only then are the table's ABI version and name read.
+ */
+static const struct sdp_provider_ops *module_ops(void *handle, const char *path)
 {
 	const struct sdp_provider_ops *const *symbol;
+	const struct sdp_provider_ops *ops;
+	const ElfW(Sym) *sym = NULL;
+	struct link_map *map = NULL;
+	Dl_info info;
+
+	dlerror();
+	symbol = dlsym(handle, SDP_PROVIDER_SYMBOL);
+	if (symbol == NULL) {
+		issue_add(1, path, "not a softdpu provider (no '%s' symbol), skipped",
+			  SDP_PROVIDER_SYMBOL);
+		return NULL;
+	}
+	if (dlinfo(handle, RTLD_DI_LINKMAP, &map) != 0 || map == NULL ||
+	    dladdr1(symbol, &info, (void **)&sym, RTLD_DL_SYMENT) == 0 || sym == NULL ||
+	    info.dli_saddr != (void *)symbol) {
+		issue_add(1, path, "cannot read the ELF symbol entry of '%s', skipped",
+			  SDP_PROVIDER_SYMBOL);
+		return NULL;
+	}
+	if (ELF64_ST_TYPE(sym->st_info) != STT_OBJECT || sym->st_size != sizeof(ops) ||
+	    (uintptr_t)symbol % _Alignof(const struct sdp_provider_ops *) != 0) {
+		issue_add(1, path,
+			  "'%s' is not a pointer to a provider table (%s of %zu bytes, expected "
+			  "an object of %zu), skipped",
+			  SDP_PROVIDER_SYMBOL,
+			  ELF64_ST_TYPE(sym->st_info) == STT_OBJECT ? "an object" : "a non-object",
+			  (size_t)sym->st_size, sizeof(ops));
+		return NULL;
+	}
+	ops = *symbol;
+	if (ops == NULL) {
+		issue_add(1, path, "'%s' is NULL, skipped", SDP_PROVIDER_SYMBOL);
+		return NULL;
+	}
+	if ((uintptr_t)ops % _Alignof(struct sdp_provider_ops) != 0 ||
+	    !in_module(map, ops, sizeof(*ops))) {
+		issue_add(1, path,
+			  "'%s' points at %p, not at a whole provider table inside the module, "
+			  "skipped",
+			  SDP_PROVIDER_SYMBOL, (const void *)ops);
+		return NULL;
+	}
+	if (ops->abi_version != SDP_PROVIDER_ABI_VERSION) {
+		issue_add(1, path, "provider ABI %u, this library needs %u, skipped",
+			  ops->abi_version, SDP_PROVIDER_ABI_VERSION);
+		return NULL;
+	}
+	if (ops->name == NULL || !in_module(map, ops->name, 1) ||
+	    !in_module(map, ops->name, strnlen(ops->name, SDP_PROVIDER_NAME_MAX) + 1)) {
+		issue_add(1, path, "provider table has no name inside the module, skipped");
+		return NULL;
+	}
+	return ops;
+}
+
+static void load_module(const char *path, const char *file)
+{
 	const struct sdp_provider_ops *ops;
 	char name[SDP_PROVIDER_NAME_MAX];
 	size_t name_len = strlen(file) - strlen(SDP_PROVIDER_FILE_PREFIX) - strlen(".so");
@@ -506,26 +588,12 @@ static void load_module(const char *path, const char *file)
 		issue_add(1, path, "cannot load: %s", dlerror());
 		return;
 	}
-	dlerror();
-	symbol = dlsym(handle, SDP_PROVIDER_SYMBOL);
-	if (symbol == NULL) {
-		issue_add(1, path, "not a softdpu provider (no '%s' symbol), skipped",
-			  SDP_PROVIDER_SYMBOL);
+	ops = module_ops(handle, path);
+	if (ops == NULL)
 		goto err_close;
-	}
-	ops = *symbol;
-	if (ops == NULL) {
-		issue_add(1, path, "'%s' is NULL, skipped", SDP_PROVIDER_SYMBOL);
-		goto err_close;
-	}
-	if (ops->abi_version != SDP_PROVIDER_ABI_VERSION) {
-		issue_add(1, path, "provider ABI %u, this library needs %u, skipped",
-			  ops->abi_version, SDP_PROVIDER_ABI_VERSION);
-		goto err_close;
-	}
-	if (ops->name == NULL || strcmp(ops->name, name) != 0) {
-		issue_add(1, path, "provider calls itself '%s' but its file says '%s', skipped",
-			  ops->name ? ops->name : "(null)", name);
+	if (strncmp(ops->name, name, sizeof(name)) != 0) {
+		issue_add(1, path, "provider calls itself '%.*s' but its file says '%s', skipped",
+			  (int)sizeof(name), ops->name, name);
 		goto err_close;
 	}
 	if (ops->enumerate == NULL) {

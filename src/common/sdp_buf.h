@@ -68,9 +68,6 @@ void sdp_mmap_unref(struct doca_mmap *mmap);
 /* The range (DOCA_ERROR_BAD_STATE, not logged, when none was set). */
 doca_error_t sdp_mmap_range(const struct doca_mmap *mmap, void **addr, size_t *len);
 int sdp_mmap_is_started(const struct doca_mmap *mmap);
-/* The dmabuf fd of the range, -1 when it was set with doca_mmap_set_memrange. */
-int sdp_mmap_dmabuf_fd(const struct doca_mmap *mmap, size_t *dmabuf_offset);
-uint32_t sdp_mmap_permissions(const struct doca_mmap *mmap);
 
 /* ---- buffer arrays: the GPU side, provided by libdoca_gpunetio --------------------------------- */
 

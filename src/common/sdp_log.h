@@ -35,12 +35,18 @@ const char *sdp_log_level_name(uint32_t level);
 
 #define SDP_LOG_COMPONENT(name) static const char sdp_log_component[] __attribute__((unused)) = name
 
-#define sdp_log(level, fmt, ...)                                                                   \
+/*
+ * Log as the function func: for a check helper that reports its caller's argument, so the record
+ * names the call the user made (e.g. doca_mmap_start) rather than the helper.
+ */
+#define sdp_log_as(level, func, fmt, ...)                                                          \
 	do {                                                                                       \
 		if (sdp_log_sdk_enabled(level))                                                    \
-			sdp_log_sdk(level, sdp_log_component, __FILE__, __LINE__, __func__, fmt,   \
+			sdp_log_sdk(level, sdp_log_component, __FILE__, __LINE__, func, fmt,       \
 				    ##__VA_ARGS__);                                                \
 	} while (0)
+
+#define sdp_log(level, fmt, ...) sdp_log_as(level, __func__, fmt, ##__VA_ARGS__)
 
 #define sdp_crit(fmt, ...) sdp_log(DOCA_LOG_LEVEL_CRIT, fmt, ##__VA_ARGS__)
 #define sdp_error(fmt, ...) sdp_log(DOCA_LOG_LEVEL_ERROR, fmt, ##__VA_ARGS__)

@@ -7,8 +7,9 @@
  *     SDP_PROVIDER_DEFINE(my_ops);    (defines `const struct sdp_provider_ops *sdp_provider`)
  *
  * libdoca_common loads every module it finds (dlopen RTLD_NOW | RTLD_LOCAL) the first time a
- * device list is asked for; a module that fails to load, lacks the symbol, carries another
- * abi_version, another name than its file, or lacks `enumerate` is skipped and the reason is
+ * device list is asked for; a module that fails to load, lacks the symbol, exports one that is
+ * not a pointer-sized object leading to a whole table inside the module (checked through the ELF
+ * symbol entry before anything is read through it), carries another abi_version, another name than its file, or lacks `enumerate` is skipped and the reason is
  * logged (and kept: sdp_provider_get_issues). Search path and device declarations:
  * docs/devices.md.
  *
@@ -28,7 +29,7 @@
 #include "doca_dev.h"
 #include "doca_error.h"
 #include "doca_types.h"
-#include "sdp_eth_port.h"
+#include "sdp_provider_eth.h"
 
 /*
  * 2: struct sdp_provider_ops gained `eth` (the Ethernet port ops of the software NIC backends).
@@ -120,7 +121,7 @@ struct sdp_provider_ops {
 	void (*devinfo_free)(void *priv);
 
 	/*
-	 * The Ethernet port of this provider's devices (src/eth/sdp_eth_port.h), or NULL for a
+	 * The Ethernet port of this provider's devices (sdp_provider_eth.h), or NULL for a
 	 * provider whose devices carry no Ethernet queues (host). port_open gets the dev_priv of
 	 * dev_open, so a provider with `eth` has a dev_open. The engine holds the doca_dev
 	 * (sdp_dev_hold) while a port of it is open, so dev_close never meets an open port.

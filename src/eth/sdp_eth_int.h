@@ -35,10 +35,10 @@
 #include "doca_eth_txq.h"
 #include "doca_eth_txq_cpu_data_path.h"
 #include "sdp_ctx.h"
-#include "sdp_eth_port.h"
 #include "sdp_list.h"
-#include "softdpu/sdp_ring.h"
+#include "sdp_provider_eth.h"
 #include "softdpu/eth.h"
+#include "softdpu/sdp_ring.h"
 
 #define SDP_ETH_RX_BURST 32	   /* frames the engine takes from the backend at once */
 #define SDP_ETH_DEF_MAX_BURST 1024 /* doca_eth_*_cap_get_max_burst_size */

@@ -260,12 +260,12 @@ doca_error_t doca_gpu_create(const char *gpu_bus_id, struct doca_gpu **gpu_dev)
 	long page;
 
 	if (gpu_bus_id == NULL || gpu_dev == NULL) {
-		sdp_error("doca_gpu_create: invalid argument: gpu_bus_id %p, gpu_dev %p",
-			  (const void *)gpu_bus_id, (void *)gpu_dev);
+		sdp_error("invalid argument: gpu_bus_id %p, gpu_dev %p", (const void *)gpu_bus_id,
+			  (void *)gpu_dev);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	if (sdp_gpu_normalize_bus_id(gpu_bus_id, norm, sizeof(norm)) != 0) {
-		sdp_error("doca_gpu_create: malformed PCIe address \"%.64s\", expected "
+		sdp_error("malformed PCIe address \"%.64s\", expected "
 			  "[domain:]bus:device.function such as ca:00.0",
 			  gpu_bus_id);
 		return DOCA_ERROR_INVALID_VALUE;
@@ -273,7 +273,7 @@ doca_error_t doca_gpu_create(const char *gpu_bus_id, struct doca_gpu **gpu_dev)
 
 	status = sdp_cuda_init(&cu, &reason);
 	if (status != DOCA_SUCCESS) {
-		sdp_error("doca_gpu_create: GPU %s: CUDA is not available: %s", norm, reason);
+		sdp_error("GPU %s: CUDA is not available: %s", norm, reason);
 		return DOCA_ERROR_NOT_SUPPORTED;
 	}
 
@@ -287,7 +287,7 @@ doca_error_t doca_gpu_create(const char *gpu_bus_id, struct doca_gpu **gpu_dev)
 		res = cu->device_get_attribute(
 			&minor, SDP_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device);
 	if (res != SDP_CUDA_SUCCESS) {
-		sdp_error("doca_gpu_create: GPU %s: cannot read its compute capability: %s", norm,
+		sdp_error("GPU %s: cannot read its compute capability: %s", norm,
 			  sdp_cuda_strerror(res, err, sizeof(err)));
 		return DOCA_ERROR_DRIVER;
 	}
@@ -300,7 +300,7 @@ doca_error_t doca_gpu_create(const char *gpu_bus_id, struct doca_gpu **gpu_dev)
 	}
 	if (major < SDP_GPU_MIN_CC_MAJOR ||
 	    (major == SDP_GPU_MIN_CC_MAJOR && minor < SDP_GPU_MIN_CC_MINOR)) {
-		sdp_error("doca_gpu_create: GPU %s has compute capability %d.%d%s, GPUNetIO needs "
+		sdp_error("GPU %s has compute capability %d.%d%s, GPUNetIO needs "
 			  "%d.%d or later",
 			  norm, major, minor, overridden ? " (overridden)" : "",
 			  SDP_GPU_MIN_CC_MAJOR, SDP_GPU_MIN_CC_MINOR);
@@ -314,8 +314,7 @@ doca_error_t doca_gpu_create(const char *gpu_bus_id, struct doca_gpu **gpu_dev)
 
 	gpu = calloc(1, sizeof(*gpu));
 	if (gpu == NULL) {
-		sdp_error("doca_gpu_create: failed to allocate a handle of %zu bytes",
-			  sizeof(*gpu));
+		sdp_error("failed to allocate a handle of %zu bytes", sizeof(*gpu));
 		return DOCA_ERROR_NO_MEMORY;
 	}
 	gpu->cu = cu;
@@ -356,15 +355,15 @@ doca_error_t doca_gpu_destroy(struct doca_gpu *gpu_dev)
 	sdp_cu_result_t res;
 
 	if (gpu_dev == NULL) {
-		sdp_error("doca_gpu_destroy: invalid argument: gpu_dev NULL");
+		sdp_error("invalid argument: gpu_dev NULL");
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	pthread_mutex_lock(&gpu_dev->lock);
 	live = gpu_dev->nr_allocs;
 	pthread_mutex_unlock(&gpu_dev->lock);
 	if (live != 0) {
-		sdp_error("doca_gpu_destroy: GPU %s still has %zu allocation(s), free them first",
-			  gpu_dev->bus_id, live);
+		sdp_error("GPU %s still has %zu allocation(s), free them first", gpu_dev->bus_id,
+			  live);
 		return DOCA_ERROR_IN_USE;
 	}
 
@@ -518,39 +517,38 @@ doca_error_t doca_gpu_mem_alloc(struct doca_gpu *gpu_dev, size_t size, size_t al
 	int warn_fallback = 0;
 
 	if (gpu_dev == NULL || memptr_gpu == NULL) {
-		sdp_error("doca_gpu_mem_alloc: invalid argument: gpu_dev %p, memptr_gpu %p",
-			  (void *)gpu_dev, (void *)memptr_gpu);
+		sdp_error("invalid argument: gpu_dev %p, memptr_gpu %p", (void *)gpu_dev,
+			  (void *)memptr_gpu);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	if (mtype != DOCA_GPU_MEM_TYPE_GPU && mtype != DOCA_GPU_MEM_TYPE_GPU_CPU &&
 	    mtype != DOCA_GPU_MEM_TYPE_CPU_GPU) {
-		sdp_error("doca_gpu_mem_alloc: invalid memory type %d", (int)mtype);
+		sdp_error("invalid memory type %d", (int)mtype);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	if (mtype != DOCA_GPU_MEM_TYPE_GPU && memptr_cpu == NULL) {
-		sdp_error("doca_gpu_mem_alloc: memory type %s needs memptr_cpu",
+		sdp_error("memory type %s needs memptr_cpu",
 			  mtype == DOCA_GPU_MEM_TYPE_GPU_CPU ? "GPU_CPU" : "CPU_GPU");
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	if (size == 0) {
-		sdp_error("doca_gpu_mem_alloc: invalid size 0");
+		sdp_error("invalid size 0");
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	if (alignment == 0)
 		alignment = gpu_dev->page_size;
 	if ((alignment & (alignment - 1)) != 0) {
-		sdp_error("doca_gpu_mem_alloc: alignment %zu is not a power of two", alignment);
+		sdp_error("alignment %zu is not a power of two", alignment);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	if (size > SIZE_MAX - alignment) {
-		sdp_error("doca_gpu_mem_alloc: size %zu with alignment %zu is too large", size,
-			  alignment);
+		sdp_error("size %zu with alignment %zu is too large", size, alignment);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 
 	a = calloc(1, sizeof(*a));
 	if (a == NULL) {
-		sdp_error("doca_gpu_mem_alloc: failed to allocate %zu bytes", sizeof(*a));
+		sdp_error("failed to allocate %zu bytes", sizeof(*a));
 		return DOCA_ERROR_NO_MEMORY;
 	}
 	a->size = size;
@@ -648,14 +646,13 @@ doca_error_t doca_gpu_mem_free(struct doca_gpu *gpu, void *memptr_gpu)
 	struct sdp_gpu_alloc *a;
 
 	if (gpu == NULL || memptr_gpu == NULL) {
-		sdp_error("doca_gpu_mem_free: invalid argument: gpu %p, memptr_gpu %p", (void *)gpu,
-			  memptr_gpu);
+		sdp_error("invalid argument: gpu %p, memptr_gpu %p", (void *)gpu, memptr_gpu);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	a = sdp_gpu_alloc_unlink(gpu, memptr_gpu, 0);
 	if (a == NULL) {
-		sdp_error("doca_gpu_mem_free: GPU %s: %p is not an allocation of this GPU handle",
-			  gpu->bus_id, memptr_gpu);
+		sdp_error("GPU %s: %p is not an allocation of this GPU handle", gpu->bus_id,
+			  memptr_gpu);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	sdp_gpu_alloc_release(gpu, a);
@@ -701,7 +698,7 @@ doca_error_t doca_gpu_dmabuf_fd(struct doca_gpu *gpu_dev, void *memptr_gpu, size
 	int fd = -1;
 
 	if (gpu_dev == NULL || memptr_gpu == NULL || dmabuf_fd == NULL || size == 0) {
-		sdp_error("doca_gpu_dmabuf_fd: invalid argument: gpu_dev %p, memptr_gpu %p, size "
+		sdp_error("invalid argument: gpu_dev %p, memptr_gpu %p, size "
 			  "%zu, dmabuf_fd %p",
 			  (void *)gpu_dev, memptr_gpu, size, (void *)dmabuf_fd);
 		return DOCA_ERROR_INVALID_VALUE;
@@ -712,19 +709,19 @@ doca_error_t doca_gpu_dmabuf_fd(struct doca_gpu *gpu_dev, void *memptr_gpu, size
 		on_device = a->on_device;
 	pthread_mutex_unlock(&gpu_dev->lock);
 	if (a == NULL) {
-		sdp_error("doca_gpu_dmabuf_fd: GPU %s: %zu bytes at %p are not within one "
+		sdp_error("GPU %s: %zu bytes at %p are not within one "
 			  "allocation of this GPU handle",
 			  gpu_dev->bus_id, size, memptr_gpu);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	if (!on_device) {
-		sdp_error("doca_gpu_dmabuf_fd: GPU %s: %p is mapped host memory, not device "
+		sdp_error("GPU %s: %p is mapped host memory, not device "
 			  "memory: register it as host memory instead",
 			  gpu_dev->bus_id, memptr_gpu);
 		return DOCA_ERROR_NOT_SUPPORTED;
 	}
 	if (!gpu_dev->dmabuf_supported) {
-		sdp_error("doca_gpu_dmabuf_fd: GPU %s: the CUDA driver does not support dma-buf "
+		sdp_error("GPU %s: the CUDA driver does not support dma-buf "
 			  "export (%s)",
 			  gpu_dev->bus_id,
 			  gpu_dev->cu->mem_get_handle_for_address_range == NULL ?
@@ -733,7 +730,7 @@ doca_error_t doca_gpu_dmabuf_fd(struct doca_gpu *gpu_dev, void *memptr_gpu, size
 		return DOCA_ERROR_NOT_SUPPORTED;
 	}
 	if ((addr & (gpu_dev->page_size - 1)) != 0 || (size & (gpu_dev->page_size - 1)) != 0) {
-		sdp_error("doca_gpu_dmabuf_fd: GPU %s: address %p and size %zu must be multiples "
+		sdp_error("GPU %s: address %p and size %zu must be multiples "
 			  "of the host page size %zu",
 			  gpu_dev->bus_id, memptr_gpu, size, gpu_dev->page_size);
 		return DOCA_ERROR_INVALID_VALUE;
@@ -746,7 +743,7 @@ doca_error_t doca_gpu_dmabuf_fd(struct doca_gpu *gpu_dev, void *memptr_gpu, size
 		&fd, addr, size, SDP_CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0);
 	sdp_gpu_ctx_pop(gpu_dev);
 	if (res != SDP_CUDA_SUCCESS) {
-		sdp_error("doca_gpu_dmabuf_fd: GPU %s: cuMemGetHandleForAddressRange of %zu bytes "
+		sdp_error("GPU %s: cuMemGetHandleForAddressRange of %zu bytes "
 			  "at %p failed: %s",
 			  gpu_dev->bus_id, size, memptr_gpu,
 			  sdp_cuda_strerror(res, err, sizeof(err)));
@@ -762,8 +759,7 @@ doca_error_t doca_gpu_dmabuf_fd(struct doca_gpu *gpu_dev, void *memptr_gpu, size
 doca_error_t sdp_gpu_get_info(const struct doca_gpu *gpu, struct sdp_gpu_info *info_p)
 {
 	if (gpu == NULL || info_p == NULL) {
-		sdp_error("sdp_gpu_get_info: invalid argument: gpu %p, info_p %p",
-			  (const void *)gpu, (void *)info_p);
+		sdp_error("invalid argument: gpu %p, info_p %p", (const void *)gpu, (void *)info_p);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	memset(info_p, 0, sizeof(*info_p));
@@ -834,7 +830,7 @@ doca_error_t sdp_gpu_cap_count(int *count, const char **reason_p)
 	int n = 0;
 
 	if (count == NULL) {
-		sdp_error("sdp_gpu_cap_count: NULL count");
+		sdp_error("NULL count");
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	*count = 0;
@@ -857,7 +853,7 @@ doca_error_t sdp_gpu_cap_query(int ordinal, struct sdp_gpu_cap *cap)
 	int n = 0, ov_major, ov_minor;
 
 	if (cap == NULL) {
-		sdp_error("sdp_gpu_cap_query: NULL output");
+		sdp_error("NULL output");
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	memset(cap, 0, sizeof(*cap));
@@ -866,7 +862,7 @@ doca_error_t sdp_gpu_cap_query(int ordinal, struct sdp_gpu_cap *cap)
 		return DOCA_ERROR_NOT_SUPPORTED;
 	}
 	if (cu->device_get_count(&n) != SDP_CUDA_SUCCESS || ordinal < 0 || ordinal >= n) {
-		sdp_error("sdp_gpu_cap_query: no CUDA device %d (%d visible)", ordinal, n);
+		sdp_error("no CUDA device %d (%d visible)", ordinal, n);
 		return DOCA_ERROR_NOT_FOUND;
 	}
 	if (cu->device_get(&device, ordinal) != SDP_CUDA_SUCCESS ||
@@ -878,7 +874,7 @@ doca_error_t sdp_gpu_cap_query(int ordinal, struct sdp_gpu_cap *cap)
 	    cu->device_get_attribute(&cap->cc_minor,
 				     SDP_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
 				     device) != SDP_CUDA_SUCCESS) {
-		sdp_error("sdp_gpu_cap_query: CUDA device %d cannot be queried", ordinal);
+		sdp_error("CUDA device %d cannot be queried", ordinal);
 		return DOCA_ERROR_DRIVER;
 	}
 	for (char *c = cap->bus_id; *c != '\0'; c++)

@@ -6,7 +6,6 @@
 #include "sdp_nic_decl.h"
 
 #include <ctype.h>
-#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +15,7 @@
 
 SDP_LOG_COMPONENT("nic");
 
-#define NIC_SLOTS 256 /* 32 devices x 8 functions on one bus */
+#define NIC_SLOTS SDP_NIC_MAX_DEVICES
 
 uint32_t sdp_nic_hash(const char *s)
 {
@@ -86,20 +85,45 @@ int sdp_nic_decl_name_ok(const struct sdp_dev_decl *decl, const char *key, const
 	return 1;
 }
 
+doca_error_t sdp_nic_parse_decimal(const char *text, uint64_t *value_p)
+{
+	uint64_t v = 0;
+
+	if (text == NULL || *text == '\0')
+		return DOCA_ERROR_INVALID_VALUE;
+	for (const char *c = text; *c != '\0'; c++) {
+		unsigned digit = (unsigned)(unsigned char)*c - '0';
+
+		if (digit > 9)
+			return DOCA_ERROR_INVALID_VALUE;
+		if (v > (UINT64_MAX - digit) / 10)
+			return DOCA_ERROR_TOO_BIG;
+		v = v * 10 + digit;
+	}
+	*value_p = v;
+	return DOCA_SUCCESS;
+}
+
 int sdp_nic_decl_uint(const struct sdp_dev_decl *decl, const char *key, uint64_t min, uint64_t max,
 		      uint64_t def, uint64_t *value_p)
 {
 	const char *text = sdp_dev_decl_get(decl, key);
-	unsigned long long v;
-	char *end;
+	doca_error_t status;
+	uint64_t v = 0;
 
 	if (text == NULL) {
 		*value_p = def;
 		return 1;
 	}
-	errno = 0;
-	v = strtoull(text, &end, 0);
-	if (!isdigit((unsigned char)text[0]) || *end != '\0' || errno != 0 || v < min || v > max) {
+	status = sdp_nic_parse_decimal(text, &v);
+	if (status == DOCA_ERROR_INVALID_VALUE) {
+		sdp_warn("%s: %s=%s is not a number from %" PRIu64 " to %" PRIu64
+			 " (decimal digits only, no sign or base prefix)",
+			 decl->origin, key, text, min, max);
+		return 0;
+	}
+	if (status != DOCA_SUCCESS || v < min || v > max) {
+		/* beyond 64 bits (DOCA_ERROR_TOO_BIG) is out of every range too */
 		sdp_warn("%s: %s=%s is not a number from %" PRIu64 " to %" PRIu64, decl->origin,
 			 key, text, min, max);
 		return 0;

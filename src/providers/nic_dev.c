@@ -79,6 +79,14 @@ doca_error_t sdp_nic_enumerate(const struct sdp_nic_provider *prov,
 	for (size_t i = 0; i < num_decls; i++) {
 		uint8_t *conf = confs + n * prov->conf_size;
 
+		if (n == SDP_NIC_MAX_DEVICES) {
+			/* the bus is full: the rest is refused, the devices read so far stay */
+			sdp_warn("%s: %s lists at most %d devices (the slots of its synthetic PCI "
+				 "bus); this declaration and the %zu after it are not listed",
+				 decls[i]->origin, prov->name, SDP_NIC_MAX_DEVICES,
+				 num_decls - i - 1);
+			break;
+		}
 		memset(conf, 0, prov->conf_size); /* a skipped one may have left bytes */
 		status = prov->conf_read(decls, num_decls, i, conf);
 		if (status == DOCA_ERROR_SKIPPED) {

@@ -30,6 +30,9 @@ extern "C" {
 #define SDP_NIC_BUS_PCAP 0x03
 #define SDP_NIC_BUS_AFPACKET 0x04
 
+/* Devices one provider lists: the slots (32 devices x 8 functions) of its synthetic bus. */
+#define SDP_NIC_MAX_DEVICES 256
+
 /* 32-bit FNV-1a of a string: the stable hash behind synthetic addresses. */
 uint32_t sdp_nic_hash(const char *s);
 
@@ -43,8 +46,16 @@ int sdp_nic_decl_keys_ok(const struct sdp_dev_decl *decl, const char *const *kno
 int sdp_nic_decl_name_ok(const struct sdp_dev_decl *decl, const char *key, const char *name);
 
 /*
- * The decimal (or 0x hex) integer of `key` within [min, max]: 1 with *value_p set, or 0 after
- * logging why. An absent key gives def (not checked against the range).
+ * A declaration number: decimal digits only (no sign, blank, or 0x / leading-0 base prefix:
+ * "010" is ten). DOCA_SUCCESS with *value_p set, DOCA_ERROR_INVALID_VALUE for anything but
+ * digits, DOCA_ERROR_TOO_BIG beyond 64 bits; not logged.
+ */
+doca_error_t sdp_nic_parse_decimal(const char *text, uint64_t *value_p);
+
+/*
+ * The decimal integer (sdp_nic_parse_decimal) of `key` within [min, max]: 1 with *value_p set,
+ * or 0 after logging why (not a decimal number / out of range). An absent key gives def (not
+ * checked against the range).
  */
 int sdp_nic_decl_uint(const struct sdp_dev_decl *decl, const char *key, uint64_t min, uint64_t max,
 		      uint64_t def, uint64_t *value_p);

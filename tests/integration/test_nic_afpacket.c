@@ -35,8 +35,8 @@
 
 #include "doca_dev.h"
 #include "doca_log.h"
-#include "sdp_eth_port.h"
 #include "sdp_provider.h"
+#include "sdp_provider_eth.h"
 #include "t_helpers.h"
 
 #define BUF 2048

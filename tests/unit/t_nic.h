@@ -8,6 +8,7 @@
 
 #include <poll.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -95,6 +96,19 @@ static __attribute__((unused)) int t_readable(int fd, int timeout_ms)
 	int r = poll(&pfd, 1, timeout_ms);
 
 	return r == 1 && (pfd.revents & POLLIN) != 0;
+}
+
+/*
+ * Declare devices (SOFTDPU_DEVICES = decls, no configuration file), capture the log and list
+ * them: DOCA_SUCCESS with *list_p / *n_p set, as doca_devinfo_create_list.
+ */
+static __attribute__((unused)) doca_error_t t_nic_list(const char *decls,
+						       struct doca_devinfo ***list_p, uint32_t *n_p)
+{
+	setenv("SOFTDPU_DEVICES", decls, 1);
+	setenv("SOFTDPU_DEVICE_CONFIG", "", 1);
+	t_log_capture();
+	return doca_devinfo_create_list(list_p, n_p);
 }
 
 #endif /* T_NIC_H_ */

@@ -13,9 +13,9 @@
 #include <unistd.h>
 
 #include "doca_dev.h"
-#include "sdp_eth_port.h"
 #include "sdp_gen_payload.h"
 #include "sdp_provider.h"
+#include "sdp_provider_eth.h"
 #include "t_helpers.h"
 #include "t_nic.h"
 

@@ -13,8 +13,8 @@
 #include <unistd.h>
 
 #include "doca_dev.h"
-#include "sdp_eth_port.h"
 #include "sdp_provider.h"
+#include "sdp_provider_eth.h"
 #include "t_helpers.h"
 #include "t_nic.h"
 

@@ -17,7 +17,7 @@
 
 #include "doca_error.h"
 
-#include "sdp_eth_port.h"
+#include "sdp_provider_eth.h"
 #include "softdpu/sdp_ring.h"
 #include "t_helpers.h"
 

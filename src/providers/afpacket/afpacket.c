@@ -61,10 +61,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "sdp_eth_port.h"
 #include "sdp_log.h"
 #include "sdp_nic_decl.h"
 #include "sdp_provider.h"
+#include "sdp_provider_eth.h"
 
 SDP_LOG_COMPONENT("afpacket");
 

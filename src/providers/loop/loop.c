@@ -37,10 +37,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "sdp_eth_port.h"
 #include "sdp_log.h"
 #include "sdp_nic_decl.h"
 #include "sdp_provider.h"
+#include "sdp_provider_eth.h"
 
 SDP_LOG_COMPONENT("loop");
 
@@ -200,9 +200,9 @@ static int wire_param(const struct sdp_dev_decl *d, const struct sdp_dev_decl *p
 
 	/* both were range-checked by loop_decl_check: these parse */
 	if (mine != NULL)
-		a = strtoull(mine, NULL, 0);
+		(void)sdp_nic_parse_decimal(mine, &a);
 	if (theirs != NULL)
-		b = strtoull(theirs, NULL, 0);
+		(void)sdp_nic_parse_decimal(theirs, &b);
 	if (mine != NULL && theirs != NULL && a != b) {
 		warn_once(d,
 			  "%s: loop device %s says %s=%s but its peer %s (%s) says %s=%s; device "

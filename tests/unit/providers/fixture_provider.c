@@ -5,9 +5,11 @@
  *     fake:name=<ibdev>[,pci=<addr>][,type=pf|vf|sf][,sf=<index>][,fail_open=1][,raw=1]
  * (raw=1 hands the PCI address to the core unchecked, to test the core's own checks) and keeps
  * private data per devinfo and per open device, so leak checkers see any missed free. The other
- * flags build modules the loader must refuse.
+ * flags build modules the loader must refuse (INTSYM, BIGSYM and WILDPTR export an
+ * `sdp_provider` that is no pointer to a table: reading it as one would crash).
  * SPDX-License-Identifier: BSD-3-Clause
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,6 +128,24 @@ int sdp_fixture_not_a_provider(void)
 {
 	return 42;
 }
+
+#elif defined(FIXTURE_INTSYM)
+
+/* The symbol is an int, not a pointer: read as a table it would crash the loader. */
+__attribute__((visibility("default"))) int sdp_provider = 5;
+
+#elif defined(FIXTURE_BIGSYM)
+
+/* The symbol is a 200-byte object of garbage. */
+__attribute__((visibility("default"))) const struct {
+	unsigned char bytes[200];
+} sdp_provider = {{0xde, 0xad, 0xbe, 0xef, 0x01, 0x02, 0x03, 0x04}};
+
+#elif defined(FIXTURE_WILDPTR)
+
+/* The symbol has a pointer's size but points at no table of the module. */
+__attribute__((visibility("default"))) const struct sdp_provider_ops *const sdp_provider =
+	(const struct sdp_provider_ops *)(uintptr_t)0x10;
 
 #else
 

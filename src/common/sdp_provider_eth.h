@@ -1,6 +1,9 @@
 /*
- * softdpu internal: the Ethernet port ABI a software NIC backend (a device provider module:
- * loop, gen, pcap, afpacket; AF_XDP later) offers to the queue engine of libdoca_eth.
+ * softdpu internal: the Ethernet port part of the provider module ABI (sdp_provider.h): what a
+ * software NIC backend (a device provider module: loop, gen, pcap, afpacket; AF_XDP later)
+ * offers to the queue engine of libdoca_eth. It lives with the rest of the provider ABI in
+ * src/common, the bottom layer, because it is the contract between libdoca_common's loader and
+ * the modules; libdoca_eth (src/eth) is one user of it.
  *
  * A provider with Ethernet devices sets `eth` in its struct sdp_provider_ops (provider ABI 2).
  * The engine opens one port per doca_dev it runs queues on, with as many hardware RX queues as
@@ -13,8 +16,8 @@
  * now, and the engine sleeps on rx_fd() (or its own timer where a backend has no fd).
  * SPDX-License-Identifier: BSD-3-Clause
  */
-#ifndef SDP_ETH_PORT_H_
-#define SDP_ETH_PORT_H_
+#ifndef SDP_PROVIDER_ETH_H_
+#define SDP_PROVIDER_ETH_H_
 
 #include <stddef.h>
 #include <stdint.h>
@@ -98,4 +101,4 @@ struct sdp_eth_port_ops {
 	void (*stats)(struct sdp_eth_port *port, struct sdp_eth_port_stats *stats);
 };
 
-#endif /* SDP_ETH_PORT_H_ */
+#endif /* SDP_PROVIDER_ETH_H_ */
