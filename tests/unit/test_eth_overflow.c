@@ -247,6 +247,22 @@ static void wait_ring(struct doca_eth_rxq *rxq, uint64_t want, struct sdp_eth_rx
 	       (unsigned long long)want);
 }
 
+/* Wait until the device's engine holds its wire for a full ring (10 s at most). */
+static void wait_held(struct doca_dev *dev, struct sdp_eth_port_counters *pc)
+{
+	double end = t_now() + 10.0;
+
+	for (;;) {
+		T_OK(sdp_eth_dev_get_port_counters(dev, pc));
+		if (pc->rx_wait >= 1)
+			return;
+		if (t_now() >= end)
+			break;
+		progress_for(1);
+	}
+	t_fail("the engine did not hold the wire for the full ring within 10 s");
+}
+
 /*
  * CYCLIC: nobody consumes while NSEND frames arrive; the engine never waits, so the ring ends
  * up with the newest RING frames and the other NSEND - RING were overwritten, each counted.
@@ -292,7 +308,8 @@ static void test_backpressure(void)
 	g_nrecv = 0;
 	send_frames(NSEND);
 	wait_ring(rxq, RING, &c);
-	progress_for(50); /* the engine would have pushed more by now if it could */
+	/* the engine says it holds the wire (rx_wait): from then on it pushes nothing more */
+	wait_held(g_dev_b, &pc);
 	T_OK(sdp_eth_rxq_get_counters(rxq, &c));
 	T_EQ_INT(c.ring_packets, RING);
 	T_EQ_INT(c.ring_full, 1);
