@@ -303,6 +303,27 @@ static void progress_for(struct doca_pe *pe, int ms)
 			usleep(1000);
 }
 
+/* Progress until the backend took want frames of txq (10 s at most); its counters then. */
+static void wait_txq_packets(struct doca_pe *pe, struct doca_eth_txq *txq, uint64_t want,
+			     struct sdp_eth_txq_counters *tc)
+{
+	struct timespec start, now;
+
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	for (;;) {
+		T_OK(sdp_eth_txq_get_counters(txq, tc));
+		if (tc->packets >= want)
+			return;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec - start.tv_sec >= 10)
+			break;
+		if (!doca_pe_progress(pe))
+			usleep(1000);
+	}
+	t_fail("the backend took %llu frames in 10 s, expected %llu",
+	       (unsigned long long)tc->packets, (unsigned long long)want);
+}
+
 static void wait_idle(struct doca_pe *pe, struct doca_ctx *ctx)
 {
 	enum doca_ctx_states st = DOCA_CTX_STATE_RUNNING;
@@ -428,6 +449,8 @@ static void test_stop_pending(struct doca_pe *pe, struct doca_dev *dev_c, struct
 	/* the third batch is kept by the application: stop waits for it */
 	T_OK(doca_eth_txq_task_batch_send_allocate(txq, 2, (union doca_data){.u64 = 24}, &pkts,
 						   &uds, &b3));
+	/* the wire takes STOP_DEPTH frames (the engine's thread sends them), then stays full */
+	wait_txq_packets(pe, txq, STOP_DEPTH, &tc);
 	progress_for(pe, 30);
 	T_EQ_INT(g_nev, ev0); /* nothing completes: the wire stays full */
 	T_OK(doca_ctx_get_num_inflight_tasks(doca_eth_txq_as_doca_ctx(txq), &inflight));

@@ -1,9 +1,11 @@
 /*
  * A small DOCA program built the way an application builds against DOCA: public headers only,
- * `pkg-config --cflags --libs doca-common doca-argp`, nothing of softdpu's build tree.
- * scripts/run-tests builds it against the uninstalled .pc files and against an installed prefix
- * and runs it with `-d <ibdev>`: it parses its arguments with doca_argp, opens that device,
- * registers memory with an mmap, carves a doca_buf out of it, and drives a PE.
+ * `pkg-config --cflags --libs doca-common doca-argp doca-urom doca-eth doca-flow doca-gpunetio`,
+ * nothing of softdpu's build tree. scripts/run-tests builds it against the uninstalled .pc files
+ * and against an installed prefix and runs it with `-d <ibdev>`: it parses its arguments with
+ * doca_argp, opens that device, registers memory with an mmap, carves a doca_buf out of it,
+ * drives a PE, and makes one call into each of the other libraries (UROM, Ethernet, Flow,
+ * GPUNetIO: none needs a service, a NIC or a GPU), so every module's link is a real one.
  * Prints one "consumer: ..." line per step and exits 0 when everything did what DOCA documents.
  * SPDX-License-Identifier: BSD-3-Clause
  */
@@ -18,9 +20,13 @@
 #include <doca_ctx.h>
 #include <doca_dev.h>
 #include <doca_error.h>
+#include <doca_eth_rxq.h>
+#include <doca_flow.h>
+#include <doca_gpunetio.h>
 #include <doca_log.h>
 #include <doca_mmap.h>
 #include <doca_pe.h>
+#include <doca_urom.h>
 #include <doca_version.h>
 
 DOCA_LOG_REGISTER(COMPAT_CONSUMER);
@@ -117,6 +123,49 @@ static int check(const char *what, doca_error_t got, doca_error_t want)
 	fprintf(stderr, "consumer: %s: expected %s, got %s\n", what, doca_error_get_name(want),
 		doca_error_get_name(got));
 	return 1;
+}
+
+/* One call into each of libdoca_urom, libdoca_eth, libdoca_flow and libdoca_gpunetio. */
+static int check_modules(void)
+{
+	struct doca_urom_service *svc = NULL;
+	struct doca_flow_cfg *flow_cfg = NULL;
+	struct doca_gpu *gpu = NULL;
+	uint32_t est = 0;
+	int fails = 0;
+
+	fails += check("doca_urom_service_create", doca_urom_service_create(&svc), DOCA_SUCCESS);
+	if (svc != NULL)
+		fails += check("doca_urom_service_destroy", doca_urom_service_destroy(svc),
+			       DOCA_SUCCESS);
+
+	fails += check("doca_eth_rxq_estimate_packet_buf_size",
+		       doca_eth_rxq_estimate_packet_buf_size(DOCA_ETH_RXQ_TYPE_MANAGED_MEMPOOL, 0,
+							     0, 2048, 256, 0, 0, 0, &est),
+		       DOCA_SUCCESS);
+	if (est < 2048) {
+		fprintf(stderr, "consumer: packet buffer estimate %u is below one packet\n", est);
+		fails++;
+	}
+
+	fails += check("doca_flow_cfg_create", doca_flow_cfg_create(&flow_cfg), DOCA_SUCCESS);
+	if (flow_cfg != NULL) {
+		fails += check("doca_flow_cfg_set_pipe_queues",
+			       doca_flow_cfg_set_pipe_queues(flow_cfg, 1), DOCA_SUCCESS);
+		fails += check("doca_flow_cfg_destroy", doca_flow_cfg_destroy(flow_cfg),
+			       DOCA_SUCCESS);
+	}
+
+	/* No bus id: refused before any GPU or CUDA driver is looked for. */
+	fails += check("doca_gpu_create(NULL)", doca_gpu_create(NULL, &gpu),
+		       DOCA_ERROR_INVALID_VALUE);
+	if (gpu != NULL) {
+		fprintf(stderr, "consumer: doca_gpu_create(NULL) set its output\n");
+		fails++;
+	}
+	printf("consumer: UROM, Ethernet, Flow and GPUNetIO libraries called (%s)\n",
+	       fails == 0 ? "as documented" : "NOT as documented");
+	return fails;
 }
 
 int main(int argc, char **argv)
@@ -219,6 +268,7 @@ int main(int argc, char **argv)
 		       DOCA_ERROR_INVALID_VALUE);
 	fails += check("doca_pe_destroy", doca_pe_destroy(pe), DOCA_SUCCESS);
 	printf("consumer: PE created, progressed and destroyed\n");
+	fails += check_modules();
 
 out_inv:
 	/* DOCA lets an application destroy started objects once their buffers are back. */
