@@ -55,6 +55,7 @@ struct cli_where {
 	const char *addr_opt;
 	char run_dir[PATH_MAX];
 	char pid_file[PATH_MAX];
+	const char *error; /* why the pid file could not be used (JSON "error") */
 };
 
 static void usage(FILE *out)
@@ -103,8 +104,28 @@ static int cli_resolve_where(struct cli_where *w)
 	return 0;
 }
 
-/* 1 when a daemon holds the pid file (its pid in *pid_p), 0 when none runs, -1 on error. */
-static int cli_daemon_running(const struct cli_where *w, pid_t *pid_p, int *stale_p)
+/* The JSON "error" text for a pid file status of sdp_uromd_pid_file_check/_claim. */
+static const char *cli_pid_file_error(doca_error_t status)
+{
+	switch (status) {
+	case DOCA_ERROR_INVALID_VALUE:
+		return "the pid file is not a pid file softdpu-uromd wrote; left untouched";
+	case DOCA_ERROR_NOT_PERMITTED:
+		return "the pid file cannot be read: permission denied";
+	case DOCA_ERROR_IN_USE:
+		return "the pid file is in use by a running softdpu-uromd";
+	default:
+		return "cannot read the pid file";
+	}
+}
+
+/*
+ * 1 when a daemon holds the pid file (its pid in *pid_p), 0 when none runs (*stale_p: the file
+ * exists and is stale, i.e. names a process that is gone or is not softdpu-uromd), -1 on error
+ * (logged; w->error says what for JSON): unreadable, not a pid file, or a file naming a running
+ * softdpu-uromd that does not hold its lock (nobody's to remove or signal).
+ */
+static int cli_daemon_running(struct cli_where *w, pid_t *pid_p, int *stale_p)
 {
 	pid_t pid = 0;
 	int locked = 0;
@@ -114,8 +135,18 @@ static int cli_daemon_running(const struct cli_where *w, pid_t *pid_p, int *stal
 	status = sdp_uromd_pid_file_check(w->pid_file, &pid, &locked);
 	if (status == DOCA_ERROR_NOT_FOUND)
 		return 0;
-	if (status != DOCA_SUCCESS)
+	if (status != DOCA_SUCCESS) {
+		w->error = cli_pid_file_error(status);
 		return -1;
+	}
+	if (!locked && sdp_uromd_pid_is_uromd(pid)) {
+		fprintf(stderr,
+			"softdpu: pid file %s names pid %d, a running softdpu-uromd that does not "
+			"hold its lock; left alone\n",
+			w->pid_file, (int)pid);
+		w->error = "the pid file names a running softdpu-uromd that does not hold it";
+		return -1;
+	}
 	if (!locked) {
 		*stale_p = 1;
 		return 0;
@@ -678,7 +709,7 @@ static int cmd_status(int argc, char **argv)
 			struct json_object *o = cli_json_new(NULL);
 
 			cli_json_str(o, "pid_file", w.pid_file);
-			cli_json_str(o, "error", "cannot read the pid file");
+			cli_json_str(o, "error", w.error);
 			cli_json_print(o);
 		}
 		return EXIT_FAIL;
@@ -743,22 +774,6 @@ static int cmd_status(int argc, char **argv)
 	return r < 0 ? EXIT_FAIL : EXIT_OK;
 }
 
-static int proc_is_uromd(pid_t pid)
-{
-	char path[64], comm[64] = "";
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
-	f = fopen(path, "re");
-	if (f == NULL)
-		return 0;
-	if (fgets(comm, sizeof(comm), f) == NULL)
-		comm[0] = '\0';
-	fclose(f);
-	comm[strcspn(comm, "\n")] = '\0';
-	return strcmp(comm, "softdpu-uromd") == 0;
-}
-
 static int cmd_stop(int argc, char **argv)
 {
 	struct cli_where w;
@@ -793,13 +808,29 @@ static int cmd_stop(int argc, char **argv)
 	if (r < 0) {
 		if (o != NULL) {
 			cli_json_bool(o, "ok", 0);
-			cli_json_str(o, "error", "cannot read the pid file");
+			cli_json_str(o, "error", w.error);
 			cli_json_print(o);
 		}
 		return EXIT_FAIL;
 	}
 	if (r == 0) {
-		int removed = stale && unlink(w.pid_file) == 0;
+		int removed = 0;
+
+		if (stale) {
+			/* Checked again under the file's lock, then removed (logged if refused). */
+			pid_t old = 0;
+			doca_error_t st = sdp_uromd_pid_file_remove_stale(w.pid_file, &old);
+
+			if (st != DOCA_SUCCESS && st != DOCA_ERROR_NOT_FOUND) {
+				if (o != NULL) {
+					cli_json_bool(o, "ok", 0);
+					cli_json_str(o, "error", cli_pid_file_error(st));
+					cli_json_print(o);
+				}
+				return EXIT_FAIL;
+			}
+			removed = st == DOCA_SUCCESS;
+		}
 
 		if (o != NULL) {
 			cli_json_bool(o, "ok", 1);
@@ -816,7 +847,7 @@ static int cmd_stop(int argc, char **argv)
 	}
 	cli_json_bool(o, "was_running", 1);
 	cli_json_int(o, "pid", pid);
-	if (pid <= 0 || !proc_is_uromd(pid)) {
+	if (pid <= 0 || !sdp_uromd_pid_is_uromd(pid)) {
 		fprintf(stderr,
 			"softdpu: pid file %s is locked but names pid %d, which is not "
 			"softdpu-uromd; not signalling it\n",

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The `softdpu service` CLI end to end with a real softdpu-uromd in daemon mode: start, status
 # (text and JSON), a second start refused, stop, stale pid files (dead pid, live unrelated pid,
-# daemon killed with SIGKILL), a status query with the wrong secret, bad usage (exit 2), and
+# daemon killed with SIGKILL; files that are not pid files, which are never removed or
+# replaced), a status query with the wrong secret, bad usage (exit 2), and
 # "not running" (status exit 3); with --json, each of start, stop and status (running or not,
 # failed or not) prints exactly one line holding one JSON object. Everything lives in a private temporary directory and the
 # daemon listens on a port the kernel picks, so the test runs in parallel with others.
@@ -24,12 +25,16 @@ unset SOFTDPU_UROM_SERVICE_ADDR XDG_RUNTIME_DIR
 export PATH="$(dirname "$uromd"):$PATH"
 
 # Never leave a daemon behind, whatever happens.
+# (Any softdpu-uromd whose command line or environment names $tmp is this test's.)
 cleanup() {
-	local pid
-	pid=$(cat "$run/uromd.pid" 2>/dev/null)
-	if [ -n "$pid" ] && [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = softdpu-uromd ]; then
-		kill -KILL "$pid" 2>/dev/null
-	fi
+	local p
+	for p in /proc/[0-9]*; do
+		[ "$(cat "$p/comm" 2>/dev/null)" = softdpu-uromd ] || continue
+		if tr '\0' '\n' <"$p/cmdline" 2>/dev/null | grep -qF "$tmp" ||
+			tr '\0' '\n' <"$p/environ" 2>/dev/null | grep -qF "$tmp"; then
+			kill -KILL "${p#/proc/}" 2>/dev/null
+		fi
+	done
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -241,6 +246,37 @@ expect_json "status --json after SIGKILL" "doc['running'] is False and doc['stal
 expect_rc 0 "stop after SIGKILL (removes the stale file)" "$cli" service stop
 expect_grep "stop after SIGKILL" 'stale pid file' "$tmp/out"
 [ -e "$run/uromd.pid" ] && fail "stop after SIGKILL: stale pid file left"
+
+# ---- files that are not pid files: never removed, truncated or replaced ---------------------
+# (as root, `stop --pid-file /etc/passwd` used to delete it: a scratch file stands in for it.)
+printf 'root:x:0:0:root:/root:/bin/bash\n1234 is not alone here\n' >"$tmp/scratch"
+cp "$tmp/scratch" "$tmp/scratch.orig"
+: >"$tmp/empty"
+ln -s "$tmp/scratch" "$tmp/link"
+unchanged() {
+	cmp -s "$tmp/scratch" "$tmp/scratch.orig" || fail "$1: the scratch file was changed or removed"
+}
+for f in scratch empty link; do
+	expect_rc 1 "stop --pid-file <$f>" "$cli" service stop --pid-file "$tmp/$f"
+	expect_grep "stop --pid-file <$f>" 'not a softdpu pid file|symbolic link|not a pid file' \
+		"$tmp/err"
+	unchanged "stop --pid-file <$f>"
+	expect_rc 1 "stop --json --pid-file <$f>" "$cli" service stop --json --pid-file "$tmp/$f"
+	expect_json "stop --json --pid-file <$f>" \
+		"doc['ok'] is False and 'not a pid file' in doc['error']"
+	expect_rc 1 "status --pid-file <$f>" "$cli" service status --pid-file "$tmp/$f"
+	unchanged "status --pid-file <$f>"
+	expect_rc 1 "start --pid-file <$f>" "$cli" service start --listen 127.0.0.1:0 \
+		--pid-file "$tmp/$f"
+	expect_grep "start --pid-file <$f>" 'not a softdpu pid file|symbolic link' "$tmp/err"
+	unchanged "start --pid-file <$f>"
+	expect_rc 1 "softdpu-uromd -f --pid-file <$f>" "$uromd" -f --listen 127.0.0.1:0 \
+		--pid-file "$tmp/$f"
+	unchanged "softdpu-uromd -f --pid-file <$f>"
+done
+[ -f "$tmp/empty" ] && [ ! -s "$tmp/empty" ] || fail "the empty file was changed or removed"
+[ -L "$tmp/link" ] || fail "the symbolic link was removed"
+[ -e "$run/uromd.pid" ] && fail "refused starts left a pid file in $run"
 
 if [ "$fails" -ne 0 ]; then
 	echo "---- daemon log ----" >&2

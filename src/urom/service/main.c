@@ -283,38 +283,6 @@ static void uromd_config_fini(struct uromd_config *cfg)
 
 /* ---- files -------------------------------------------------------------------------------- */
 
-/* Lock the pid file; refuse when a live daemon holds it. Returns the locked fd. */
-static doca_error_t uromd_pid_lock(const char *path, int *fd_p)
-{
-	char buf[32];
-	ssize_t n;
-	int fd;
-
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		sdp_error("failed to open pid file %s: %m", path);
-		return errno == EACCES ? DOCA_ERROR_NOT_PERMITTED : DOCA_ERROR_IO_FAILED;
-	}
-	n = pread(fd, buf, sizeof(buf) - 1, 0);
-	buf[n > 0 ? n : 0] = '\0';
-	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-		if (errno == EWOULDBLOCK)
-			sdp_error("softdpu-uromd is already running (pid %ld, pid file %s)",
-				  strtol(buf, NULL, 10), path);
-		else
-			sdp_error("failed to lock pid file %s: %m", path);
-		close(fd);
-		return DOCA_ERROR_IN_USE;
-	}
-	if (n > 0 && buf[0] != '\n')
-		sdp_warn(
-			"pid file %s names pid %ld, which is not a running softdpu-uromd; replacing "
-			"it",
-			path, strtol(buf, NULL, 10));
-	*fd_p = fd;
-	return DOCA_SUCCESS;
-}
-
 static doca_error_t uromd_pid_write(int fd, const char *path)
 {
 	char buf[32];
@@ -324,6 +292,74 @@ static doca_error_t uromd_pid_write(int fd, const char *path)
 		sdp_error("failed to write pid file %s: %m", path);
 		return DOCA_ERROR_IO_FAILED;
 	}
+	return DOCA_SUCCESS;
+}
+
+/* Create the pid file, lock it and write this process's pid. -1 (errno set) when it exists. */
+static int uromd_pid_create(const char *path, int *fd_p, doca_error_t *status_p)
+{
+	int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+
+	if (fd < 0)
+		return -1;
+	/* Nobody else locks a file without a pid in it (sdp_uromd_pid_file_claim refuses it). */
+	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+		sdp_error("failed to lock the pid file %s just created: %m", path);
+		close(fd);
+		*status_p = DOCA_ERROR_IN_USE;
+		return 0;
+	}
+	*status_p = uromd_pid_write(fd, path);
+	if (*status_p != DOCA_SUCCESS) {
+		unlink(path); /* ours: just created */
+		close(fd);
+		return 0;
+	}
+	*fd_p = fd;
+	return 0;
+}
+
+/*
+ * Lock the pid file (see uromd_paths.h): a new one is created, a stale one of softdpu's taken
+ * over; a live daemon's, or a file that is not a pid file, is refused and left as it is. The
+ * pid is written at once (rewritten by the daemon process after daemonizing), so the file never
+ * stays without a pid. Returns the locked fd.
+ */
+static doca_error_t uromd_pid_lock(const char *path, int *fd_p)
+{
+	doca_error_t status = DOCA_ERROR_AGAIN;
+	pid_t old = 0;
+	int fd = -1;
+
+	/* Twice at most: a stale file removed by `softdpu service stop` meanwhile. */
+	for (int tries = 0; tries < 2 && status == DOCA_ERROR_AGAIN; tries++) {
+		if (uromd_pid_create(path, fd_p, &status) == 0)
+			return status;
+		if (errno != EEXIST) {
+			int err = errno;
+
+			sdp_error("failed to create pid file %s: %s", path, strerror(err));
+			return err == EACCES || err == EPERM ? DOCA_ERROR_NOT_PERMITTED :
+							       DOCA_ERROR_IO_FAILED;
+		}
+		status = sdp_uromd_pid_file_claim(path, O_RDWR, &fd, &old);
+		if (status == DOCA_ERROR_NOT_FOUND) {
+			if (tries == 1)
+				sdp_error("pid file %s keeps appearing and vanishing; try again",
+					  path);
+			status = DOCA_ERROR_AGAIN;
+		}
+	}
+	if (status != DOCA_SUCCESS)
+		return status; /* logged */
+	sdp_warn("pid file %s names pid %d, which is not a running softdpu-uromd; replacing it",
+		 path, (int)old);
+	status = uromd_pid_write(fd, path);
+	if (status != DOCA_SUCCESS) {
+		close(fd);
+		return status;
+	}
+	*fd_p = fd;
 	return DOCA_SUCCESS;
 }
 
