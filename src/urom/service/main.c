@@ -134,6 +134,12 @@ static doca_error_t opt_foreground(void *param, void *config)
 	return DOCA_SUCCESS;
 }
 
+static doca_error_t opt_allow_loader_env(void *param, void *config)
+{
+	((struct uromd_config *)config)->allow_loader_env = *(bool *)param;
+	return DOCA_SUCCESS;
+}
+
 static doca_error_t opt_pid_file(void *param, void *config)
 {
 	return opt_str(&((struct uromd_config *)config)->pid_file, param);
@@ -233,6 +239,11 @@ static doca_error_t uromd_parse_args(struct uromd *d, int argc, char **argv)
 	    (status = opt_register("f", "foreground", NULL,
 				   "Stay in the foreground, log to stderr (default: daemon mode)",
 				   DOCA_ARGP_TYPE_BOOLEAN, opt_foreground)) != DOCA_SUCCESS ||
+	    (status = opt_register(NULL, "allow-loader-env", NULL,
+				   "Let hosts set loader variables (LD_PRELOAD, LD_LIBRARY_PATH, "
+				   "GCONV_PATH, ...) in the environment of workers they spawn "
+				   "(default: such a spawn is refused)",
+				   DOCA_ARGP_TYPE_BOOLEAN, opt_allow_loader_env)) != DOCA_SUCCESS ||
 	    (status = opt_register(NULL, "pid-file", "<path>",
 				   "Pid file (default <run dir>/uromd.pid)", DOCA_ARGP_TYPE_STRING,
 				   opt_pid_file)) != DOCA_SUCCESS ||
@@ -825,6 +836,10 @@ int main(int argc, char **argv)
 		 "%" PRIu64 ", run dir %s",
 		 SOFTDPU_VERSION, (int)getpid(), d.cfg.listen_host[0] ? d.cfg.listen_host : "*",
 		 d.bound_port, d.scan.num_plugins, d.cfg.max_msg_size, d.run_dir);
+	if (d.cfg.allow_loader_env)
+		sdp_warn("--allow-loader-env: hosts may set loader variables (LD_PRELOAD, "
+			 "LD_LIBRARY_PATH, ...) for the workers they spawn, i.e. make them run "
+			 "code of their choosing");
 	uromd_report_ready();
 
 	if (uromd_loop(&d, sigfd) == DOCA_SUCCESS)

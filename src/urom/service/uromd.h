@@ -135,6 +135,7 @@ struct uromd_config {
 	char *cpuset_str;     /* as given, NULL = all CPUs */
 	char *plugin_path;    /* semicolon-separated; NULL = UROM_PLUGIN_PATH */
 	int foreground;
+	int allow_loader_env; /* hosts may set LD_* and the like for their workers (spawn.c) */
 	char *pid_file;
 	char *secret_file;
 	char *run_dir;
