@@ -44,6 +44,8 @@
 #define SDP_UROM_CLOSE_TIMEOUT_MS 200
 #define SDP_UROM_ADDR_HOST_MAX 256
 #define SDP_UROM_NET_DEVICES_MAX 256
+/* Largest DOCA_UROM_SERVICE_FILE read (a larger one is refused: docs/environment.md). */
+#define SDP_UROM_SERVICE_FILE_MAX (1u << 20)
 /*
  * Progressing the service connection costs a system call (UCX's TCP transport polls its
  * sockets with epoll_wait), so progress ops that have no reply to wait for look at it only every
