@@ -605,6 +605,14 @@ void uromd_worker_spawn_request(struct uromd *d, struct uromd_conn *conn,
 
 	for (size_t i = 0; i < d->scan.num_plugins; i++)
 		known |= d->scan.plugins[i].id;
+	if (req->u.spawn.plugins == 0) {
+		snprintf(why, sizeof(why),
+			 "empty plugin mask: a worker runs at least one plugin (the service has "
+			 "%#" PRIx64 ")",
+			 known);
+		status = DOCA_ERROR_INVALID_VALUE;
+		goto err_reply;
+	}
 	if (req->u.spawn.plugins & ~known) {
 		snprintf(why, sizeof(why),
 			 "plugin mask %#" PRIx64
