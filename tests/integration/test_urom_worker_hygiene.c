@@ -7,6 +7,8 @@
  *    for a worker: the spawn is refused with DOCA_ERROR_NOT_PERMITTED, logged once by the
  *    service, unless the daemon runs with --allow-loader-env (logged at its start); then the
  *    worker runs with them.
+ *  - A worker that dies and is then stopped by its host leaves no warning in the service's log
+ *    (the host's RELEASE of a worker the service reported dead is expected, not a mistake).
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #include <dirent.h>
@@ -176,6 +178,37 @@ static void test_loader_env_allowed(void)
 	T_EQ_INT(t_uromd_wait_workers(&d, 0, 5000), 0);
 }
 
+/* A worker killed under its host: the host's later stop (RELEASE) draws no warning. */
+static void test_dead_worker_release(void)
+{
+	struct t_worker_cfg cfg = graph_cfg();
+	struct doca_urom_worker *w = NULL;
+	uint32_t pid = 0;
+	doca_error_t st = DOCA_SUCCESS;
+
+	T_OK(t_worker_start(&s, s.pe, &cfg, &w));
+	T_OK(sdp_urom_worker_get_pid(w, &pid));
+	if (pid == 0)
+		return;
+	T_EQ_INT(kill((pid_t)pid, SIGKILL), 0);
+	T_EQ_INT(t_uromd_wait_workers(&d, 0, 5000), 0);
+	/* The host learns of the death (WORKER_EXIT): a command fails. */
+	{
+		int64_t deadline = t_now_ms() + T_WAIT_MS;
+
+		while (t_now_ms() < deadline) {
+			st = t_loop_one(&loop, w, s.pe, NULL, 2);
+			if (st != DOCA_SUCCESS)
+				break;
+		}
+	}
+	T_TRUE(st != DOCA_SUCCESS);
+	t_worker_close(&s, s.pe, w);
+	T_TRUE(t_uromd_alive(&d));
+	/* The service answered the RELEASE (the context went IDLE): check its log now. */
+	T_EQ_INT(log_count("which it does not use"), 0);
+}
+
 static int open_service(const char *extra[])
 {
 	if (t_uromd_start(&d, extra) != 0)
@@ -195,6 +228,7 @@ int main(void)
 	if (open_service(NULL) == 0) {
 		test_fds();
 		test_loader_env_refused();
+		test_dead_worker_release();
 	}
 	t_svc_close(&s);
 	t_uromd_stop(&d);

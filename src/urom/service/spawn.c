@@ -756,23 +756,80 @@ static void spawn_owner_remove(struct uromd_worker *w, size_t i)
 		spawn_worker_exit(w);
 }
 
+/* Remember that conn used worker w (dest dest_id) when it died (see struct uromd_gone). */
+static void spawn_gone_add(struct uromd *d, struct uromd_conn *conn, uint64_t worker_id,
+			   uint64_t dest_id)
+{
+	if (d->num_gone == UROMD_GONE_MAX) {
+		memmove(d->gone, d->gone + 1, (d->num_gone - 1) * sizeof(*d->gone));
+		d->num_gone--;
+	}
+	if (d->num_gone == d->cap_gone) {
+		size_t ncap = d->cap_gone ? d->cap_gone * 2 : 8;
+		struct uromd_gone *ng = realloc(d->gone, ncap * sizeof(*ng));
+
+		if (ng == NULL)
+			return; /* its RELEASE is then answered NOT_FOUND, with a warning */
+		d->gone = ng;
+		d->cap_gone = ncap;
+	}
+	d->gone[d->num_gone].conn = conn;
+	d->gone[d->num_gone].worker_id = worker_id;
+	d->gone[d->num_gone].dest_id = dest_id;
+	d->num_gone++;
+}
+
+/* Forget entry i of d->gone (the array goes when empty). */
+static void spawn_gone_remove(struct uromd *d, size_t i)
+{
+	/* In order: the oldest is dropped first when the list is full. */
+	memmove(d->gone + i, d->gone + i + 1, (d->num_gone - i - 1) * sizeof(*d->gone));
+	if (--d->num_gone == 0) {
+		free(d->gone);
+		d->gone = NULL;
+		d->cap_gone = 0;
+	}
+}
+
+/*
+ * conn's RELEASE of (worker_id, dest_id): a live worker that has this owner (running, or
+ * exiting but not reaped yet), else a dead one it was told about. NOT_FOUND otherwise.
+ */
+static doca_error_t spawn_release(struct uromd *d, struct uromd_conn *conn, uint64_t worker_id,
+				  uint64_t dest_id)
+{
+	for (struct uromd_worker *w = d->workers; w != NULL; w = w->next) {
+		if (w->id != worker_id || w->state == UROMD_WORKER_DEAD)
+			continue;
+		for (size_t i = 0; i < w->num_owners; i++) {
+			if (w->owners[i].conn == conn && w->owners[i].dest_id == dest_id) {
+				sdp_info("host %s released worker %" PRIu64 " (dest %" PRIu64 ")",
+					 conn->peer, w->id, dest_id);
+				spawn_owner_remove(w, i);
+				return DOCA_SUCCESS;
+			}
+		}
+	}
+	for (size_t i = 0; i < d->num_gone; i++) {
+		if (d->gone[i].conn == conn && d->gone[i].worker_id == worker_id &&
+		    d->gone[i].dest_id == dest_id) {
+			sdp_debug("host %s released worker %" PRIu64 " (dest %" PRIu64
+				  "), which had died already",
+				  conn->peer, worker_id, dest_id);
+			spawn_gone_remove(d, i);
+			return DOCA_SUCCESS;
+		}
+	}
+	return DOCA_ERROR_NOT_FOUND;
+}
+
 void uromd_worker_release_request(struct uromd *d, struct uromd_conn *conn,
 				  const struct sdp_urom_msg *req)
 {
 	struct sdp_urom_msg msg;
-	struct uromd_worker *w;
-	doca_error_t status = DOCA_ERROR_NOT_FOUND;
+	doca_error_t status;
 
-	w = uromd_worker_find(d, req->u.release.worker_id);
-	for (size_t i = 0; w != NULL && i < w->num_owners; i++) {
-		if (w->owners[i].conn == conn && w->owners[i].dest_id == req->u.release.dest_id) {
-			sdp_info("host %s released worker %" PRIu64 " (dest %" PRIu64 ")",
-				 conn->peer, w->id, req->u.release.dest_id);
-			spawn_owner_remove(w, i);
-			status = DOCA_SUCCESS;
-			break;
-		}
-	}
+	status = spawn_release(d, conn, req->u.release.worker_id, req->u.release.dest_id);
 	if (status != DOCA_SUCCESS)
 		sdp_warn("host %s released worker %" PRIu64 " dest %" PRIu64
 			 ", which it does not use",
@@ -786,6 +843,12 @@ void uromd_worker_release_request(struct uromd *d, struct uromd_conn *conn,
 
 void uromd_worker_drop_conn(struct uromd *d, struct uromd_conn *conn)
 {
+	for (size_t i = 0; i < d->num_gone;) {
+		if (d->gone[i].conn == conn)
+			spawn_gone_remove(d, i);
+		else
+			i++;
+	}
 	for (struct uromd_worker *w = d->workers; w != NULL; w = w->next) {
 		size_t i = 0;
 
@@ -925,6 +988,7 @@ static void spawn_worker_died(struct uromd *d, struct uromd_worker *w, int wstat
 			msg.u.worker_exit.worker_id = w->id;
 			msg.u.worker_exit.exit_status = wstatus;
 			uromd_conn_send(d, o->conn, &msg);
+			spawn_gone_add(d, o->conn, w->id, o->dest_id);
 		}
 	}
 	for (pp = &d->workers; *pp != NULL; pp = &(*pp)->next)

@@ -85,6 +85,19 @@ enum uromd_worker_state {
 	UROMD_WORKER_DEAD,    /* reaped, being removed */
 };
 
+/*
+ * A host's use of a worker that died: the host was told (WORKER_EXIT) and will release it when
+ * its worker context stops. Kept until that RELEASE or the connection's end, so the RELEASE is
+ * answered as done instead of as a mistake (at most UROMD_GONE_MAX, the oldest dropped first).
+ */
+struct uromd_gone {
+	struct uromd_conn *conn;
+	uint64_t worker_id;
+	uint64_t dest_id;
+};
+
+#define UROMD_GONE_MAX 4096
+
 struct uromd_worker {
 	struct uromd_worker *next;
 	uint64_t id;
@@ -163,6 +176,9 @@ struct uromd {
 
 	struct uromd_conn *conns;
 	struct uromd_worker *workers;
+	struct uromd_gone *gone; /* see struct uromd_gone */
+	size_t num_gone;
+	size_t cap_gone;
 	uint64_t next_any_id;
 	uint64_t next_spawn_seq; /* names a worker's log until its pid is known */
 	uint64_t next_dest_id;
