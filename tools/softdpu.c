@@ -19,6 +19,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <json-c/json.h>
@@ -55,7 +56,8 @@ struct cli_where {
 	const char *addr_opt;
 	char run_dir[PATH_MAX];
 	char pid_file[PATH_MAX];
-	const char *error; /* why the pid file could not be used (JSON "error") */
+	const char *error;	   /* why the pid file could not be used (JSON "error") */
+	char secret_rec[PATH_MAX]; /* the running daemon's secret file (uromd.secret-path) */
 };
 
 static void usage(FILE *out)
@@ -75,8 +77,8 @@ static void usage(FILE *out)
 		"  --run-dir <dir>        run directory (default SOFTDPU_UROM_RUN_DIR,\n"
 		"                         $XDG_RUNTIME_DIR/softdpu or /tmp/softdpu-<uid>)\n"
 		"  --pid-file <path>      pid file (default <run dir>/uromd.pid)\n"
-		"  --secret-file <path>   service secret (status; default SOFTDPU_UROM_SECRET_FILE\n"
-		"                         or the documented default)\n"
+		"  --secret-file <path>   service secret (status; default: the running daemon's,\n"
+		"                         else SOFTDPU_UROM_SECRET_FILE or the documented default)\n"
 		"  --addr <host:port>     service address (status; default from <run dir>/uromd.listen)\n"
 		"  --timeout <seconds>    how long stop waits (default %d)\n"
 		"  --json                 one line of JSON on stdout (start, stop, status: the\n"
@@ -153,6 +155,36 @@ static int cli_daemon_running(struct cli_where *w, pid_t *pid_p, int *stale_p)
 	}
 	*pid_p = pid;
 	return 1;
+}
+
+/*
+ * Without --secret-file, use the secret file the running daemon recorded in its run directory
+ * (it may have been started with --secret-file or another SOFTDPU_UROM_SECRET_FILE); without
+ * that record, the host library's default applies (sdp_urom_secret_path).
+ */
+static void cli_use_recorded_secret(struct cli_where *w)
+{
+	char path[PATH_MAX + 32];
+	struct stat st;
+	ssize_t n;
+	int fd;
+
+	if (w->secret_file_opt != NULL)
+		return;
+	snprintf(path, sizeof(path), "%s/%s", w->run_dir, SDP_UROMD_SECRET_PATH_FILE);
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	n = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ?
+		    read(fd, w->secret_rec, sizeof(w->secret_rec) - 1) :
+		    -1;
+	close(fd);
+	if (n <= 0)
+		return;
+	w->secret_rec[n] = '\0';
+	w->secret_rec[strcspn(w->secret_rec, "\n")] = '\0';
+	if (w->secret_rec[0] == '/')
+		w->secret_file_opt = w->secret_rec;
 }
 
 static uint64_t now_ms(void)
@@ -728,6 +760,7 @@ static int cmd_status(int argc, char **argv)
 		}
 		return EXIT_NOT_RUNNING;
 	}
+	cli_use_recorded_secret(&w);
 	if (sdp_config_get_uint(SDP_CFG_UROM_CONNECT_TIMEOUT_MS, &timeout) != DOCA_SUCCESS)
 		timeout = 5000;
 	if (cli_query_status(&w, (int)(timeout > 600000 ? 600000 : timeout), &json) != 0) {

@@ -2,7 +2,8 @@
 # The `softdpu service` CLI end to end with a real softdpu-uromd in daemon mode: start, status
 # (text and JSON), a second start refused, stop, stale pid files (dead pid, live unrelated pid,
 # daemon killed with SIGKILL; files that are not pid files, which are never removed or
-# replaced), a status query with the wrong secret, bad usage (exit 2), and
+# replaced), a status query with the wrong secret, status using the secret start was given,
+# bad usage (exit 2), and
 # "not running" (status exit 3); with --json, each of start, stop and status (running or not,
 # failed or not) prints exactly one line holding one JSON object. Everything lives in a private temporary directory and the
 # daemon listens on a port the kernel picks, so the test runs in parallel with others.
@@ -246,6 +247,20 @@ expect_json "status --json after SIGKILL" "doc['running'] is False and doc['stal
 expect_rc 0 "stop after SIGKILL (removes the stale file)" "$cli" service stop
 expect_grep "stop after SIGKILL" 'stale pid file' "$tmp/out"
 [ -e "$run/uromd.pid" ] && fail "stop after SIGKILL: stale pid file left"
+
+# ---- the secret given to start is the one status uses -------------------------------------
+expect_rc 0 "start --secret-file" "$cli" service start --listen 127.0.0.1:0 \
+	--secret-file "$tmp/secret-of-start"
+pid=$(daemon_pid)
+expect_rc 0 "status after start --secret-file" "$cli" service status
+expect_grep "status after start --secret-file" "running: pid $pid" "$tmp/out"
+expect_rc 0 "status --json after start --secret-file" "$cli" service status --json
+expect_json "status --json after start --secret-file" "doc['running'] is True"
+expect_rc 1 "status --secret-file <other> still wins" "$cli" service status \
+	--secret-file "$tmp/other-secret"
+expect_rc 0 "stop (start --secret-file)" "$cli" service stop
+wait_gone "$pid" || fail "stop (start --secret-file): pid $pid still runs"
+[ -e "$run/uromd.secret-path" ] && fail "stop: uromd.secret-path left behind"
 
 # ---- files that are not pid files: never removed, truncated or replaced ---------------------
 # (as root, `stop --pid-file /etc/passwd` used to delete it: a scratch file stands in for it.)

@@ -793,6 +793,14 @@ int main(int argc, char **argv)
 		goto out;
 	if (sdp_urom_secret_load_or_create(secret_path, d.secret) != DOCA_SUCCESS)
 		goto out_unlink;
+	/* Where the secret is, so that `softdpu service status` finds the one given here. */
+	snprintf(text, sizeof(text), "%s\n", secret_path);
+	snprintf(d.secret_rec_path, sizeof(d.secret_rec_path), "%s/%s", d.run_dir,
+		 SDP_UROMD_SECRET_PATH_FILE);
+	if (uromd_write_file(d.secret_rec_path, text) != DOCA_SUCCESS) {
+		d.secret_rec_path[0] = '\0';
+		goto out_unlink;
+	}
 	uromd_find_worker(&d);
 	plugin_path = d.cfg.plugin_path ? d.cfg.plugin_path :
 					  sdp_config_get_string(SDP_CFG_UROM_PLUGIN_PATH);
@@ -862,6 +870,8 @@ out_close_ep:
 out_close_sig:
 	close(sigfd);
 out_unlink:
+	if (d.secret_rec_path[0] != '\0')
+		unlink(d.secret_rec_path);
 	unlink(d.pid_path); /* ours: we hold its lock */
 	close(pid_fd);
 out:

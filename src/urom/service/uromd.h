@@ -161,6 +161,7 @@ struct uromd {
 	char pid_path[PATH_MAX + 64];
 	char port_path[PATH_MAX + 64];
 	char listen_path[PATH_MAX + 64];
+	char secret_rec_path[PATH_MAX + 64]; /* <run dir>/uromd.secret-path, "" until written */
 	char worker_bin[PATH_MAX + 64];
 	uint8_t secret[SDP_UROM_SECRET_LEN];
 	struct uromd_cpuset cpuset;  /* as given (reported to hosts) */

@@ -5,7 +5,8 @@
  * Run directory: --run-dir, else SOFTDPU_UROM_RUN_DIR, else $XDG_RUNTIME_DIR/softdpu, else
  * /tmp/softdpu-<uid>. It holds uromd.pid (the daemon's pid, flock'ed by the daemon for its
  * whole life), uromd.port (the bound port, one decimal line), uromd.listen (host:port the
- * daemon listens on), worker-<id>-<pid>.log and, in daemon mode, uromd.log.
+ * daemon listens on), uromd.secret-path (the secret file it uses), worker-<id>-<pid>.log and,
+ * in daemon mode, uromd.log.
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #ifndef SDP_UROMD_PATHS_H_
@@ -20,6 +21,8 @@
 #define SDP_UROMD_PORT_FILE "uromd.port"
 #define SDP_UROMD_LISTEN_FILE "uromd.listen"
 #define SDP_UROMD_LOG_FILE "uromd.log"
+/* The absolute path of the secret file the daemon uses, one line (for `softdpu service status`). */
+#define SDP_UROMD_SECRET_PATH_FILE "uromd.secret-path"
 
 /* The run directory for `given` (NULL = the defaults above), as an absolute path. Not created.
  * INVALID_VALUE (logged) when it does not fit. */
