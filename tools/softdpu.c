@@ -25,7 +25,9 @@
 #include <json-c/json.h>
 #include <limits.h>
 #include <netdb.h>
+#include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,6 +61,22 @@ struct cli_where {
 	const char *error;	   /* why the pid file could not be used (JSON "error") */
 	char secret_rec[PATH_MAX]; /* the running daemon's secret file (uromd.secret-path) */
 };
+
+/* The last error this tool reported (without "softdpu: "), for the JSON "error" of start. */
+static char cli_last_error[512];
+/* Where JSON documents go: stdout, which with --json carries nothing else (see main). */
+static FILE *cli_json_out;
+
+/* Report an error on stderr ("softdpu: ..." and a newline) and remember it. */
+static void __attribute__((format(printf, 1, 2))) cli_err(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cli_last_error, sizeof(cli_last_error), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "softdpu: %s\n", cli_last_error);
+}
 
 static void usage(FILE *out)
 {
@@ -236,12 +254,17 @@ static void cli_json_bool(struct json_object *o, const char *key, int value)
 /* Print o as one line on stdout and free it; a fallback line when it could not be built. */
 static void cli_json_print(struct json_object *o)
 {
+	FILE *out = cli_json_out != NULL ? cli_json_out : stdout;
+
 	if (o == NULL) {
-		printf("{\"ok\":false,\"error\":\"out of memory\"}\n");
+		fprintf(out, "{\"ok\":false,\"error\":\"out of memory\"}\n");
+		fflush(out);
 		return;
 	}
-	printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
-								 JSON_C_TO_STRING_NOSLASHESCAPE));
+	fprintf(out, "%s\n",
+		json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+							  JSON_C_TO_STRING_NOSLASHESCAPE));
+	fflush(out);
 	json_object_put(o);
 }
 
@@ -319,43 +342,40 @@ static int cli_wait(struct cli_conn *c, const char *addr, uint64_t deadline, uin
 	now = now_ms();
 	if (now >= deadline ||
 	    sdp_ucx_worker_wait(&c->w, &c->event, (int)(deadline - now)) != DOCA_SUCCESS) {
-		fprintf(stderr, "softdpu: no answer from softdpu-uromd at %s within the timeout\n",
-			addr);
+		cli_err("no answer from softdpu-uromd at %s within the timeout", addr);
 		return -1;
 	}
 	if (c->data == NULL) {
-		fprintf(stderr, "softdpu: cannot reach softdpu-uromd at %s: %s\n", addr,
+		cli_err("cannot reach softdpu-uromd at %s: %s", addr,
 			c->failed ? ucs_status_string(c->fail_status) : "out of memory");
 		return -1;
 	}
 	status = sdp_urom_msg_unpack(c->data, c->len, msg);
 	if (status == DOCA_ERROR_NOT_SUPPORTED) {
-		fprintf(stderr,
-			"softdpu: softdpu-uromd at %s speaks UROM protocol version %u, this tool %u\n",
-			addr, msg->hdr.version, SDP_UROM_PROTO_VERSION);
+		cli_err("softdpu-uromd at %s speaks UROM protocol version %u, this tool %u", addr,
+			msg->hdr.version, SDP_UROM_PROTO_VERSION);
 		return -1;
 	}
 	if (status != DOCA_SUCCESS) {
-		fprintf(stderr, "softdpu: malformed answer from %s\n", addr);
+		cli_err("malformed answer from %s", addr);
 		return -1;
 	}
 	if (msg->hdr.type == SDP_UROM_MSG_VERSION_REJECT) {
-		fprintf(stderr,
-			"softdpu: softdpu-uromd at %s (%.*s) speaks UROM protocol version %u, this "
-			"tool %u\n",
+		cli_err("softdpu-uromd at %s (%.*s) speaks UROM protocol version %u, this "
+			"tool %u",
 			addr, (int)msg->u.version_reject.software.len,
 			(const char *)msg->u.version_reject.software.data,
 			msg->u.version_reject.version, SDP_UROM_PROTO_VERSION);
 		return -1;
 	}
 	if (msg->hdr.type == SDP_UROM_MSG_REJECT) {
-		fprintf(stderr, "softdpu: softdpu-uromd at %s refused: %s: %.*s\n", addr,
+		cli_err("softdpu-uromd at %s refused: %s: %.*s", addr,
 			doca_error_get_name((doca_error_t)msg->u.reject.status),
 			(int)msg->u.reject.reason.len, (const char *)msg->u.reject.reason.data);
 		return -1;
 	}
 	if (msg->hdr.type != want) {
-		fprintf(stderr, "softdpu: unexpected %s from %s (expected %s)\n",
+		cli_err("unexpected %s from %s (expected %s)",
 			sdp_urom_msg_type_name(msg->hdr.type), addr, sdp_urom_msg_type_name(want));
 		return -1;
 	}
@@ -375,8 +395,7 @@ static int cli_send(struct cli_conn *c, struct sdp_urom_msg *msg)
 		rc = 0;
 	free(buf);
 	if (rc != 0)
-		fprintf(stderr, "softdpu: failed to send %s\n",
-			sdp_urom_msg_type_name(msg->hdr.type));
+		cli_err("failed to send %s", sdp_urom_msg_type_name(msg->hdr.type));
 	return rc;
 }
 
@@ -391,7 +410,7 @@ static int cli_resolve_addr(const char *addr, struct sockaddr_storage *ss, sockl
 	int rc;
 
 	if (colon == NULL || colon[1] == '\0') {
-		fprintf(stderr, "softdpu: address %s: expected host:port\n", addr);
+		cli_err("address %s: expected host:port", addr);
 		return -1;
 	}
 	hlen = (size_t)(colon - addr);
@@ -413,7 +432,7 @@ static int cli_resolve_addr(const char *addr, struct sockaddr_storage *ss, sockl
 	hints.ai_flags = AI_NUMERICSERV;
 	rc = getaddrinfo(host, colon + 1, &hints, &ai);
 	if (rc != 0) {
-		fprintf(stderr, "softdpu: address %s: %s\n", addr, gai_strerror(rc));
+		cli_err("address %s: %s", addr, gai_strerror(rc));
 		return -1;
 	}
 	memcpy(ss, ai->ai_addr, ai->ai_addrlen);
@@ -481,7 +500,7 @@ static int cli_query_status(const struct cli_where *w, int timeout_ms, char **js
 		return -1;
 	status = sdp_urom_secret_load(secret_path, secret);
 	if (status != DOCA_SUCCESS) {
-		fprintf(stderr, "softdpu: cannot read the service secret %s: %s\n", secret_path,
+		cli_err("cannot read the service secret %s: %s", secret_path,
 			doca_error_get_descr(status));
 		return -1;
 	}
@@ -495,7 +514,7 @@ static int cli_query_status(const struct cli_where *w, int timeout_ms, char **js
 		goto out_ctx;
 	if (sdp_ucx_ep_connect_sockaddr(&c.w, (struct sockaddr *)&ss, ss_len, cli_ep_error, &c,
 					&c.ep) != DOCA_SUCCESS) {
-		fprintf(stderr, "softdpu: cannot reach softdpu-uromd at %s\n", addr);
+		cli_err("cannot reach softdpu-uromd at %s", addr);
 		goto out_worker;
 	}
 
@@ -516,9 +535,8 @@ static int cli_query_status(const struct cli_where *w, int timeout_ms, char **js
 	memcpy(server_nonce, msg.u.challenge.nonce, sizeof(server_nonce));
 	if (sdp_urom_auth_verify(secret, "svc", client_nonce, server_nonce, msg.u.challenge.mac) !=
 	    DOCA_SUCCESS) {
-		fprintf(stderr,
-			"softdpu: the service at %s does not know the secret in %s (another "
-			"service, or another secret)\n",
+		cli_err("the service at %s does not know the secret in %s (another "
+			"service, or another secret)",
 			addr, secret_path);
 		goto out_ep;
 	}
@@ -795,8 +813,9 @@ static int cmd_status(int argc, char **argv)
 			cli_json_fail(NULL, "the service's status is not valid JSON");
 			r = -1;
 		} else {
-			printf("{\"running\":true%s%.*s\n", len > 2 ? "," : "", (int)(len - 1),
-			       json + 1);
+			fprintf(cli_json_out != NULL ? cli_json_out : stdout,
+				"{\"running\":true%s%.*s\n", len > 2 ? "," : "", (int)(len - 1),
+				json + 1);
 		}
 		if (root != NULL)
 			json_object_put(root);
@@ -807,12 +826,34 @@ static int cmd_status(int argc, char **argv)
 	return r < 0 ? EXIT_FAIL : EXIT_OK;
 }
 
+/* SIGTERM to the daemon pid (holding w's pid file) and a bounded wait until it released it. */
+static int cli_stop_pid(struct cli_where *w, pid_t pid, int timeout_s)
+{
+	uint64_t deadline;
+
+	if (kill(pid, SIGTERM) != 0) {
+		cli_err("cannot signal softdpu-uromd pid %d: %s", (int)pid, strerror(errno));
+		return -1;
+	}
+	/* The daemon releases the pid file lock when it exits. */
+	deadline = now_ms() + (uint64_t)timeout_s * 1000;
+	while (now_ms() < deadline) {
+		pid_t p2 = 0;
+		int stale = 0;
+
+		if (cli_daemon_running(w, &p2, &stale) == 0)
+			return 0;
+		sleep_ms(50);
+	}
+	cli_err("softdpu-uromd (pid %d) did not stop within %d s", (int)pid, timeout_s);
+	return -1;
+}
+
 static int cmd_stop(int argc, char **argv)
 {
 	struct cli_where w;
 	int timeout_s = STOP_TIMEOUT_S, stale = 0, json_out = 0, r;
 	struct json_object *o = NULL;
-	uint64_t deadline;
 	pid_t pid = 0;
 
 	memset(&w, 0, sizeof(w));
@@ -894,43 +935,22 @@ static int cmd_stop(int argc, char **argv)
 		}
 		return EXIT_FAIL;
 	}
-	if (kill(pid, SIGTERM) != 0) {
-		int err = errno;
-
-		fprintf(stderr, "softdpu: cannot signal softdpu-uromd pid %d: %s\n", (int)pid,
-			strerror(err));
+	if (cli_stop_pid(&w, pid, timeout_s) != 0) {
 		if (o != NULL) {
 			cli_json_bool(o, "ok", 0);
-			cli_json_str(o, "error", strerror(err));
+			cli_json_str(o, "error", cli_last_error);
+			cli_json_int(o, "timeout_s", timeout_s);
 			cli_json_print(o);
 		}
 		return EXIT_FAIL;
 	}
-	/* The daemon releases the pid file lock when it exits. */
-	deadline = now_ms() + (uint64_t)timeout_s * 1000;
-	while (now_ms() < deadline) {
-		pid_t p2 = 0;
-
-		if (cli_daemon_running(&w, &p2, &stale) == 0) {
-			if (o != NULL) {
-				cli_json_bool(o, "ok", 1);
-				cli_json_print(o);
-			} else {
-				printf("softdpu-uromd (pid %d) stopped\n", (int)pid);
-			}
-			return EXIT_OK;
-		}
-		sleep_ms(50);
-	}
-	fprintf(stderr, "softdpu: softdpu-uromd (pid %d) did not stop within %d s\n", (int)pid,
-		timeout_s);
 	if (o != NULL) {
-		cli_json_bool(o, "ok", 0);
-		cli_json_str(o, "error", "did not stop within the timeout");
-		cli_json_int(o, "timeout_s", timeout_s);
+		cli_json_bool(o, "ok", 1);
 		cli_json_print(o);
+	} else {
+		printf("softdpu-uromd (pid %d) stopped\n", (int)pid);
 	}
-	return EXIT_FAIL;
+	return EXIT_OK;
 }
 
 /*
@@ -980,16 +1000,158 @@ static const char *cli_opt_value(int argc, char **argv, const char *name)
 	return found;
 }
 
-static int cmd_start(int argc, char **argv)
+/*
+ * The message of a log record relayed from softdpu-uromd ("[time][pid][ERR][comp][file:line]
+ * [func] message"), or the line itself when it is not one.
+ */
+static const char *cli_record_message(const char *line)
+{
+	const char *p = line;
+
+	while (*p == '[') {
+		const char *close = strchr(p, ']');
+
+		if (close == NULL)
+			break;
+		p = close + 1;
+	}
+	while (*p == ' ')
+		p++;
+	return p;
+}
+
+/* Keep the first error line of softdpu-uromd's output (its cause, before the consequences). */
+static void cli_note_line(const char *line, char *reason, size_t size)
+{
+	if (reason[0] != '\0')
+		return;
+	if (strstr(line, "][ERR][") != NULL || strstr(line, "][CRIT][") != NULL ||
+	    strncmp(line, "softdpu: ", 9) == 0)
+		snprintf(reason, size, "%s",
+			 strncmp(line, "softdpu: ", 9) == 0 ? line + 9 : cli_record_message(line));
+}
+
+/*
+ * Relay what softdpu-uromd writes on fd (its launcher's stdout and stderr) to our stderr until
+ * it closes (bounded), keeping its first error in reason.
+ */
+static void cli_relay(int fd, char *reason, size_t size)
+{
+	/* softdpu-uromd's launcher gives up after 30 s; allow it a margin. */
+	uint64_t deadline = now_ms() + 45000;
+	char buf[4096], line[1024];
+	size_t used = 0;
+
+	reason[0] = '\0';
+	for (;;) {
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		uint64_t now = now_ms();
+		ssize_t n;
+
+		if (now >= deadline)
+			break;
+		if (poll(&p, 1, (int)(deadline - now)) <= 0)
+			continue;
+		n = read(fd, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		if (write(STDERR_FILENO, buf, (size_t)n) < 0) {
+			/* nowhere to show it: keep reading for the reason */
+		}
+		for (ssize_t i = 0; i < n; i++) {
+			if (buf[i] != '\n' && used + 1 < sizeof(line)) {
+				line[used++] = buf[i];
+				continue;
+			}
+			if (buf[i] != '\n')
+				continue; /* an overlong line: the rest of it is dropped */
+			line[used] = '\0';
+			cli_note_line(line, reason, size);
+			used = 0;
+		}
+	}
+	line[used] = '\0';
+	if (used > 0)
+		cli_note_line(line, reason, size);
+}
+
+/*
+ * Run softdpu-uromd (args) and wait for its launcher, which returns once the daemon is ready or
+ * failed (bounded). With json_out its stdout and stderr go through a pipe to our stderr, and
+ * its first error lands in reason; otherwise they are ours. Returns its exit status, -1 when it
+ * died of a signal or could not be run.
+ */
+static int cli_launch(const char *uromd, char **args, int json_out, char *reason, size_t size)
+{
+	int pfd[2] = {-1, -1}, wstatus = 0;
+	pid_t child;
+
+	reason[0] = '\0';
+	if (json_out && pipe2(pfd, O_CLOEXEC) != 0) {
+		cli_err("pipe failed: %s", strerror(errno));
+		return -1;
+	}
+	fflush(NULL);
+	child = fork();
+	if (child < 0) {
+		cli_err("fork failed: %s", strerror(errno));
+		if (json_out) {
+			close(pfd[0]);
+			close(pfd[1]);
+		}
+		return -1;
+	}
+	if (child == 0) {
+		/* stdout carries only our result: the service's output goes to stderr. */
+		if (json_out &&
+		    (dup2(pfd[1], STDOUT_FILENO) < 0 || dup2(pfd[1], STDERR_FILENO) < 0))
+			_exit(127);
+		execvp(uromd, args);
+		fprintf(stderr, "softdpu: cannot run %s: %s\n", uromd, strerror(errno));
+		_exit(127);
+	}
+	if (json_out) {
+		close(pfd[1]);
+		cli_relay(pfd[0], reason, size);
+		close(pfd[0]);
+	}
+	while (waitpid(child, &wstatus, 0) < 0 && errno == EINTR)
+		;
+	return WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1;
+}
+
+/* The start failed after the daemon came up: stop it again (it is ours: none ran before). */
+static void cli_start_undo(struct cli_where *w, pid_t pid)
+{
+	char keep[sizeof(cli_last_error)];
+
+	memcpy(keep, cli_last_error, sizeof(keep));
+	if (cli_stop_pid(w, pid, STOP_TIMEOUT_S) == 0)
+		fprintf(stderr, "softdpu: stopped softdpu-uromd (pid %d) again\n", (int)pid);
+	memcpy(cli_last_error, keep, sizeof(keep));
+}
+
+static void cli_start_json_fail(const struct cli_where *w, const char *error, int code, pid_t pid)
+{
+	struct json_object *o = cli_json_new("start");
+
+	cli_json_bool(o, "ok", 0);
+	cli_json_str(o, "error", error);
+	if (code >= 0)
+		cli_json_int(o, "exit_status", code);
+	if (pid > 0)
+		cli_json_int(o, "pid", pid);
+	cli_json_str(o, "run_dir", w->run_dir);
+	cli_json_str(o, "pid_file", w->pid_file);
+	cli_json_print(o);
+}
+
+/* Exit early for -h (softdpu-uromd's help) and -f (refused). 0 = go on. */
+static int cli_start_special(int argc, char **argv, int json_out, int *rc_p)
 {
 	char uromd[PATH_MAX];
-	struct cli_where w;
-	char **args;
-	char *json = NULL;
-	int wstatus, stale = 0, json_out = cli_wants_json(argc, argv), nargs = 1;
-	struct json_object *o;
-	pid_t child, pid = 0;
-	uint64_t deadline;
 
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--") == 0)
@@ -999,7 +1161,8 @@ static int cmd_start(int argc, char **argv)
 			argv[0] = uromd;
 			execvp(uromd, argv);
 			fprintf(stderr, "softdpu: cannot run %s: %s\n", uromd, strerror(errno));
-			return EXIT_FAIL;
+			*rc_p = EXIT_FAIL;
+			return 1;
 		}
 		if (strcmp(argv[i], "-f") == 0 || strcmp(argv[i], "--foreground") == 0) {
 			fprintf(stderr,
@@ -1007,9 +1170,25 @@ static int cmd_start(int argc, char **argv)
 				"softdpu-uromd -f yourself for the foreground\n");
 			if (json_out)
 				cli_json_fail("start", "bad usage: --foreground");
-			return EXIT_USAGE;
+			*rc_p = EXIT_USAGE;
+			return 1;
 		}
 	}
+	return 0;
+}
+
+static int cmd_start(int argc, char **argv)
+{
+	char uromd[PATH_MAX], reason[512];
+	struct cli_where w;
+	char **args;
+	char *json = NULL;
+	int stale = 0, json_out = cli_wants_json(argc, argv), nargs = 1, code, r;
+	pid_t pid = 0;
+	uint64_t deadline;
+
+	if (cli_start_special(argc, argv, json_out, &r))
+		return r;
 	memset(&w, 0, sizeof(w));
 	w.run_dir_opt = cli_opt_value(argc, argv, "--run-dir");
 	w.pid_file_opt = cli_opt_value(argc, argv, "--pid-file");
@@ -1017,6 +1196,17 @@ static int cmd_start(int argc, char **argv)
 	if (cli_resolve_where(&w) != 0) {
 		if (json_out)
 			cli_json_fail("start", "cannot resolve the run directory or pid file");
+		return EXIT_FAIL;
+	}
+	/* One running already (or a pid file nobody may touch): nothing to start, nothing to undo. */
+	r = cli_daemon_running(&w, &pid, &stale);
+	if (r != 0) {
+		if (r > 0)
+			cli_err("softdpu-uromd is already running (pid %d, pid file %s)", (int)pid,
+				w.pid_file);
+		if (json_out)
+			cli_start_json_fail(&w, r > 0 ? cli_last_error : w.error, -1,
+					    r > 0 ? pid : 0);
 		return EXIT_FAIL;
 	}
 
@@ -1036,71 +1226,38 @@ static int cmd_start(int argc, char **argv)
 			continue;
 		args[nargs++] = argv[i];
 	}
-	fflush(NULL);
-	child = fork();
-	if (child < 0) {
-		fprintf(stderr, "softdpu: fork failed: %s\n", strerror(errno));
-		if (json_out)
-			cli_json_fail("start", "fork failed");
-		free(args);
-		return EXIT_FAIL;
-	}
-	if (child == 0) {
-		/* With --json, stdout carries only the result line: the service talks on stderr. */
-		if (json_out)
-			dup2(STDERR_FILENO, STDOUT_FILENO);
-		execvp(uromd, args);
-		fprintf(stderr, "softdpu: cannot run %s: %s\n", uromd, strerror(errno));
-		_exit(127);
-	}
+	code = cli_launch(uromd, args, json_out, reason, sizeof(reason));
 	free(args);
-	/* softdpu-uromd's launcher returns once the daemon is ready or failed (bounded). */
-	while (waitpid(child, &wstatus, 0) < 0 && errno == EINTR)
-		;
-	if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0) {
-		int code = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1;
-
-		if (json_out) {
-			o = cli_json_new("start");
-			cli_json_bool(o, "ok", 0);
-			cli_json_str(o, "error",
-				     code == EXIT_USAGE ? "bad usage" :
-							  "softdpu-uromd failed to start");
-			cli_json_int(o, "exit_status", code);
-			cli_json_str(o, "run_dir", w.run_dir);
-			cli_json_print(o);
-		}
-		if (code == EXIT_USAGE)
-			return EXIT_USAGE;
-		fprintf(stderr, "softdpu: softdpu-uromd failed to start (exit status %d)\n", code);
-		return EXIT_FAIL;
+	if (code != 0) {
+		if (code != EXIT_USAGE)
+			cli_err("softdpu-uromd failed to start (exit status %d)", code);
+		if (json_out)
+			cli_start_json_fail(&w,
+					    reason[0]	       ? reason :
+					    code == EXIT_USAGE ? "bad usage" :
+								 cli_last_error,
+					    code, 0);
+		return code == EXIT_USAGE ? EXIT_USAGE : EXIT_FAIL;
 	}
 	if (cli_daemon_running(&w, &pid, &stale) != 1) {
-		fprintf(stderr, "softdpu: softdpu-uromd reported ready but holds no pid file %s\n",
-			w.pid_file);
+		cli_err("softdpu-uromd reported ready but holds no pid file %s", w.pid_file);
 		if (json_out)
-			cli_json_fail("start",
-				      "softdpu-uromd reported ready but holds no pid file");
+			cli_start_json_fail(&w, cli_last_error, code, 0);
 		return EXIT_FAIL;
 	}
-	/* Check it answers (bounded: a few tries within 10 s). */
+	/* Check it answers (bounded: a few tries within 10 s); if not, stop it again. */
 	deadline = now_ms() + 10000;
-	for (;;) {
-		if (cli_query_status(&w, 5000, &json) == 0)
-			break;
+	while (cli_query_status(&w, 5000, &json) != 0) {
 		if (now_ms() >= deadline) {
-			fprintf(stderr,
-				"softdpu: softdpu-uromd (pid %d) started but does not "
-				"answer status queries\n",
-				(int)pid);
-			if (json_out) {
-				o = cli_json_new("start");
-				cli_json_bool(o, "ok", 0);
-				cli_json_int(o, "pid", pid);
-				cli_json_str(o, "error",
-					     "started but does not answer status queries");
-				cli_json_print(o);
-			}
+			char why[sizeof(cli_last_error)];
+
+			snprintf(why, sizeof(why), "%s", cli_last_error);
+			cli_err("softdpu-uromd (pid %d) started but does not answer status queries "
+				"(%s)",
+				(int)pid, why);
+			cli_start_undo(&w, pid);
+			if (json_out)
+				cli_start_json_fail(&w, cli_last_error, code, pid);
 			return EXIT_FAIL;
 		}
 		sleep_ms(200);
@@ -1109,7 +1266,8 @@ static int cmd_start(int argc, char **argv)
 		struct json_object *root = json_tokener_parse(json);
 
 		if (json_out) {
-			o = cli_json_new("start");
+			struct json_object *o = cli_json_new("start");
+
 			cli_json_bool(o, "ok", 1);
 			cli_json_int(o, "pid", pid);
 			cli_json_str(o, "listen", root ? js(root, "listen") : NULL);
@@ -1132,6 +1290,20 @@ int main(int argc, char **argv)
 	if (argc < 2) {
 		usage(stderr);
 		return EXIT_USAGE;
+	}
+	/*
+	 * With --json, stdout carries exactly one JSON document: it moves to a private stream and
+	 * fd 1 becomes stderr, so whatever else writes to stdout (UCX's warnings, a library)
+	 * ends up on stderr.
+	 */
+	if (cli_wants_json(argc, argv)) {
+		int fd = dup(STDOUT_FILENO);
+
+		cli_json_out = fd >= 0 ? fdopen(fd, "w") : NULL;
+		if (cli_json_out != NULL && dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+			fclose(cli_json_out);
+			cli_json_out = NULL;
+		}
 	}
 	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 ||
 	    strcmp(argv[1], "help") == 0) {
