@@ -40,6 +40,7 @@
 #include "sdp_config.h"
 #include "sdp_ucx.h"
 #include "sdp_urom_auth.h"
+#include "sdp_urom_defaults.h"
 #include "sdp_urom_proto.h"
 #include "uromd_paths.h"
 
@@ -474,7 +475,7 @@ static void cli_service_addr(const struct cli_where *w, char *buf, size_t size)
 			fclose(f);
 		}
 	}
-	snprintf(buf, size, "%s", env != NULL && *env != '\0' ? env : "127.0.0.1:18515");
+	snprintf(buf, size, "%s", env != NULL && *env != '\0' ? env : SDP_UROM_DEFAULT_ADDR);
 }
 
 /* Authenticate and fetch the status JSON (malloc'd, NUL-terminated). */

@@ -23,6 +23,7 @@
 #include "doca_log.h"
 #include "doca_pe.h"
 #include "doca_urom.h"
+#include "sdp_config.h"
 #include "sdp_urom_host.h"
 #include "softdpu/ctx.h"
 #include "softdpu/urom.h"
@@ -233,10 +234,11 @@ static void test_hostport_parse(void)
 	char host[64];
 	uint16_t port = 0;
 
-	T_OK(sdp_urom_hostport_parse("dpu1", 18515, host, sizeof(host), &port));
+	T_OK(sdp_urom_hostport_parse("dpu1", SDP_UROM_DEFAULT_PORT, host, sizeof(host), &port));
 	T_EQ_STR(host, "dpu1");
-	T_EQ_INT(port, 18515);
-	T_OK(sdp_urom_hostport_parse("10.0.0.2:7000", 18515, host, sizeof(host), &port));
+	T_EQ_INT(port, SDP_UROM_DEFAULT_PORT);
+	T_OK(sdp_urom_hostport_parse("10.0.0.2:7000", SDP_UROM_DEFAULT_PORT, host, sizeof(host),
+				     &port));
 	T_EQ_STR(host, "10.0.0.2");
 	T_EQ_INT(port, 7000);
 	T_OK(sdp_urom_hostport_parse("[::1]:65535", 1, host, sizeof(host), &port));
@@ -310,7 +312,7 @@ static void test_service_file(void)
 	/* short PCI form on the caller's side, fully qualified host name, other case */
 	T_OK(sdp_urom_service_file_lookup(path, "APPHOST.example.org", "04:00.0", &addr));
 	T_EQ_STR(addr.host, "dpuD");
-	T_EQ_INT(addr.port, 18515);
+	T_EQ_INT(addr.port, SDP_UROM_DEFAULT_PORT);
 	T_EQ_STR(addr.net_devices, "eth9");
 
 	/* nothing for this host or device; output untouched */
@@ -344,7 +346,7 @@ static void test_service_file(void)
 	unsetenv("SOFTDPU_UROM_SERVICE_ADDR");
 	T_OK(sdp_urom_addr_resolve(NULL, &addr));
 	T_EQ_STR(addr.host, "127.0.0.1");
-	T_EQ_INT(addr.port, 18515);
+	T_EQ_INT(addr.port, SDP_UROM_DEFAULT_PORT);
 }
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -448,6 +450,35 @@ static void test_service_file_kinds(void)
 	T_STATUS(sdp_urom_service_file_lookup(dir, "apphost", "0000:03:00.0", &addr),
 		 DOCA_ERROR_IO_FAILED);
 	rmdir(dir);
+}
+
+/*
+ * The default service address: one constant (sdp_urom_defaults.h) that the library and the
+ * configuration registry's help agree on, and not the port DOCA's urom_rdmo application
+ * hard-codes for its own side channel (18515, softdpu's default before).
+ */
+static void test_default_port(void)
+{
+	static char help[1 << 16];
+	struct sdp_urom_addr addr;
+	FILE *f = fmemopen(help, sizeof(help) - 1, "w");
+
+	T_TRUE(SDP_UROM_DEFAULT_PORT != 18515);
+	T_TRUE(SDP_UROM_DEFAULT_PORT > 60999); /* above Linux's default ephemeral range */
+	T_EQ_STR(SDP_UROM_DEFAULT_ADDR, "127.0.0.1:" SDP_UROM_DEFAULT_PORT_STR);
+	T_EQ_INT(atoi(SDP_UROM_DEFAULT_PORT_STR), SDP_UROM_DEFAULT_PORT);
+	unsetenv("SOFTDPU_UROM_SERVICE_ADDR");
+	unsetenv("DOCA_UROM_SERVICE_FILE");
+	T_OK(sdp_urom_addr_resolve(NULL, &addr));
+	T_EQ_STR(addr.host, SDP_UROM_DEFAULT_HOST);
+	T_EQ_INT(addr.port, SDP_UROM_DEFAULT_PORT);
+	if (f == NULL) {
+		t_fail("fmemopen failed");
+		return;
+	}
+	sdp_config_print(f);
+	fclose(f);
+	T_TRUE(strstr(help, "(empty: " SDP_UROM_DEFAULT_ADDR ")") != NULL);
 }
 
 /* Bind (without listening) a TCP port on loopback: nothing can be listening there. */
@@ -609,6 +640,7 @@ int main(void)
 	test_hostport_parse();
 	test_service_file();
 	test_service_file_kinds();
+	test_default_port();
 	test_not_connected();
 	test_domain();
 	T_DONE();

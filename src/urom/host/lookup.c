@@ -1,6 +1,6 @@
 /*
  * libdoca_urom: where the UROM service is. DOCA_UROM_SERVICE_FILE (DOCA's), then softdpu's
- * SOFTDPU_UROM_SERVICE_ADDR, then the local default 127.0.0.1:18515.
+ * SOFTDPU_UROM_SERVICE_ADDR, then the local default SDP_UROM_DEFAULT_ADDR (sdp_urom_defaults.h).
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #include <arpa/inet.h>

@@ -30,10 +30,9 @@
 #include "sdp_ctx.h"
 #include "sdp_list.h"
 #include "sdp_ucx.h"
+#include "sdp_urom_defaults.h"
 #include "sdp_urom_proto.h"
 
-#define SDP_UROM_DEFAULT_HOST "127.0.0.1"
-#define SDP_UROM_DEFAULT_PORT 18515
 #define SDP_UROM_DEFAULT_MSG_SIZE 4096
 #define SDP_UROM_DEFAULT_MAX_INFLIGHT 128
 #define SDP_UROM_CMD_HDR_LEN 24	   /* struct urom_worker_cmd without payload */
@@ -85,7 +84,7 @@ doca_error_t sdp_urom_service_file_lookup(const char *path, const char *hostname
 /*
  * The service address for a device of PCI address pci_addr (NULL when no device was set):
  * DOCA_UROM_SERVICE_FILE if set (a device is then required), else SOFTDPU_UROM_SERVICE_ADDR,
- * else 127.0.0.1:18515. Without net,devs from the file, NET_DEVICES becomes the interface
+ * else SDP_UROM_DEFAULT_ADDR. Without net,devs from the file, NET_DEVICES becomes the interface
  * that holds the service's address when it is a local one. Errors are logged.
  */
 doca_error_t sdp_urom_addr_resolve(const char *pci_addr, struct sdp_urom_addr *addr_p);

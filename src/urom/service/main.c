@@ -222,11 +222,11 @@ static doca_error_t uromd_parse_args(struct uromd *d, int argc, char **argv)
 	if ((status = opt_register("m", "max-msg-size", "<bytes>",
 				   "Maximum UROM message size (default 4096)", DOCA_ARGP_TYPE_INT,
 				   opt_max_msg_size)) != DOCA_SUCCESS ||
-	    (status =
-		     opt_register(NULL, "listen", "<host:port>",
-				  "Service address (default 127.0.0.1:18515; port 0 = any, written "
-				  "to <run dir>/uromd.port)",
-				  DOCA_ARGP_TYPE_STRING, opt_listen)) != DOCA_SUCCESS ||
+	    (status = opt_register(NULL, "listen", "<host:port>",
+				   "Service address (default " SDP_UROM_DEFAULT_ADDR
+				   "; port 0 = any, written "
+				   "to <run dir>/uromd.port)",
+				   DOCA_ARGP_TYPE_STRING, opt_listen)) != DOCA_SUCCESS ||
 	    (status = opt_register(NULL, "max-workers", "<n>",
 				   "Most workers the service runs at once (default 0 = no limit)",
 				   DOCA_ARGP_TYPE_INT, opt_max_workers)) != DOCA_SUCCESS ||
@@ -276,7 +276,7 @@ static doca_error_t uromd_parse_args(struct uromd *d, int argc, char **argv)
 	doca_log_level_set_global_sdk_limit(level);
 	d->cfg.log_level = level;
 
-	if (d->cfg.listen == NULL && opt_str(&d->cfg.listen, "127.0.0.1:18515") != DOCA_SUCCESS)
+	if (d->cfg.listen == NULL && opt_str(&d->cfg.listen, SDP_UROM_DEFAULT_ADDR) != DOCA_SUCCESS)
 		return DOCA_ERROR_NO_MEMORY;
 	return uromd_parse_listen(&d->cfg);
 }

@@ -24,10 +24,10 @@
 
 #include "doca_error.h"
 #include "sdp_ucx.h"
+#include "sdp_urom_defaults.h"
 #include "sdp_urom_auth.h"
 #include "sdp_urom_proto.h"
 
-#define UROMD_DEFAULT_PORT 18515
 #define UROMD_DEFAULT_MSG_SIZE 4096
 #define UROMD_MIN_MSG_SIZE 64
 #define UROMD_MAX_MSG_SIZE (16u << 20)
