@@ -31,12 +31,11 @@
 #include "sdp_list.h"
 #include "sdp_ucx.h"
 #include "sdp_urom_defaults.h"
+#include "sdp_urom_hdr.h"
 #include "sdp_urom_proto.h"
 
 #define SDP_UROM_DEFAULT_MSG_SIZE 4096
 #define SDP_UROM_DEFAULT_MAX_INFLIGHT 128
-#define SDP_UROM_CMD_HDR_LEN 24	   /* struct urom_worker_cmd without payload */
-#define SDP_UROM_NOTIFY_HDR_LEN 32 /* struct urom_worker_notify without payload */
 #define SDP_UROM_MIN_MSG_SIZE 64
 #define SDP_UROM_MAX_MSG_SIZE (64u << 20)
 #define SDP_UROM_SPAWN_TIMEOUT_MIN_MS 10000
