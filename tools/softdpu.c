@@ -36,6 +36,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <sodium.h>
+
 #include "sdp_build_config.h"
 #include "sdp_config.h"
 #include "sdp_ucx.h"
@@ -506,11 +508,11 @@ static int cli_query_status(const struct cli_where *w, int timeout_ms, char **js
 		return -1;
 	}
 	if (cli_resolve_addr(addr, &ss, &ss_len, &loopback) != 0)
-		return -1;
+		goto out_secret;
 
 	memset(&c, 0, sizeof(c));
 	if (sdp_ucx_context_create(loopback ? "lo" : NULL, &c.ctx) != DOCA_SUCCESS)
-		return -1;
+		goto out_secret;
 	if (sdp_ucx_worker_init(&c.w, c.ctx, UCS_THREAD_MODE_SINGLE, cli_recv, &c) != DOCA_SUCCESS)
 		goto out_ctx;
 	if (sdp_ucx_ep_connect_sockaddr(&c.w, (struct sockaddr *)&ss, ss_len, cli_ep_error, &c,
@@ -563,6 +565,8 @@ out_worker:
 	sdp_ucx_worker_fini(&c.w);
 out_ctx:
 	sdp_ucx_context_destroy(c.ctx);
+out_secret:
+	sodium_memzero(secret, sizeof(secret));
 	return rc;
 }
 

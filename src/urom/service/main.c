@@ -2,7 +2,8 @@
  * softdpu-uromd: the UROM offload service.
  *
  * Start-up order: options (libdoca_argp) -> run directory -> pid file lock (refuse when a live
- * daemon holds it) -> secret -> plugin scan (child process) -> daemon mode (double fork,
+ * daemon holds it) -> plugin scan (child process, before the secret is in memory) -> secret ->
+ * daemon mode (double fork,
  * setsid, log to <run dir>/uromd.log) -> pid file content -> signals (signalfd) -> UCP listener
  * -> uromd.port / uromd.listen -> "ready" to the launcher -> event loop.
  *
@@ -35,6 +36,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <sodium.h>
 
 #include "doca_argp.h"
 #include "doca_log.h"
@@ -579,6 +582,7 @@ static doca_error_t uromd_daemonize(struct uromd *d)
 	}
 	if (pid > 0) {
 		close(pfd[1]);
+		sodium_memzero(d->secret, sizeof(d->secret)); /* the launcher needs none */
 		uromd_launcher(pfd[0], pid, log_path);
 	}
 	close(pfd[0]);
@@ -791,6 +795,12 @@ int main(int argc, char **argv)
 
 	if (uromd_pid_lock(d.pid_path, &pid_fd) != DOCA_SUCCESS)
 		goto out;
+	uromd_find_worker(&d);
+	/* Before the secret is loaded: the scanner child runs plugin code in a copy of us. */
+	plugin_path = d.cfg.plugin_path ? d.cfg.plugin_path :
+					  sdp_config_get_string(SDP_CFG_UROM_PLUGIN_PATH);
+	if (uromd_scan_plugins(plugin_path, &d.scan) != DOCA_SUCCESS)
+		goto out_unlink;
 	if (sdp_urom_secret_load_or_create(secret_path, d.secret) != DOCA_SUCCESS)
 		goto out_unlink;
 	/* Where the secret is, so that `softdpu service status` finds the one given here. */
@@ -801,11 +811,6 @@ int main(int argc, char **argv)
 		d.secret_rec_path[0] = '\0';
 		goto out_unlink;
 	}
-	uromd_find_worker(&d);
-	plugin_path = d.cfg.plugin_path ? d.cfg.plugin_path :
-					  sdp_config_get_string(SDP_CFG_UROM_PLUGIN_PATH);
-	if (uromd_scan_plugins(plugin_path, &d.scan) != DOCA_SUCCESS)
-		goto out_unlink;
 
 	if (!d.cfg.foreground && uromd_daemonize(&d) != DOCA_SUCCESS)
 		goto out_unlink;
@@ -875,6 +880,7 @@ out_unlink:
 	unlink(d.pid_path); /* ours: we hold its lock */
 	close(pid_fd);
 out:
+	sodium_memzero(d.secret, sizeof(d.secret));
 	uromd_scan_result_fini(&d.scan);
 	uromd_config_fini(&d.cfg);
 	return rc;

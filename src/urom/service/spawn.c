@@ -44,6 +44,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <sodium.h>
+
 #include "sdp_log.h"
 #include "uromd.h"
 
@@ -55,10 +57,8 @@ extern char **environ;
 /* The worker's end of its control socket (--ctrl-fd), right after stdin, stdout and stderr. */
 #define SPAWN_CTRL_FD 3
 
-static void spawn_set_reason(struct sdp_urom_msg *msg, struct sdp_urom_bytes *field,
-			     const char *reason)
+static void spawn_set_reason(struct sdp_urom_bytes *field, const char *reason)
 {
-	(void)msg;
 	field->data = (const uint8_t *)reason;
 	field->len = (uint32_t)strlen(reason);
 }
@@ -74,7 +74,7 @@ static void spawn_reply_error(struct uromd *d, struct uromd_conn *conn, uint64_t
 	msg.hdr.req_id = req_id;
 	msg.u.spawn_reply.status = (uint32_t)status;
 	msg.u.spawn_reply.worker_id = worker_id;
-	spawn_set_reason(&msg, &msg.u.spawn_reply.reason, reason);
+	spawn_set_reason(&msg.u.spawn_reply.reason, reason);
 	uromd_conn_send(d, conn, &msg);
 }
 
@@ -588,6 +588,9 @@ err_close_log:
 
 static void spawn_worker_free(struct uromd_worker *w)
 {
+	/* The owners' tokens are credentials for the worker: not left in freed memory. */
+	if (w->owners != NULL)
+		sodium_memzero(w->owners, w->cap_owners * sizeof(*w->owners));
 	free(w->owners);
 	free(w->addr);
 	free(w->log_path);
@@ -718,7 +721,6 @@ void uromd_worker_spawn_request(struct uromd *d, struct uromd_conn *conn,
 	w->plugins = req->u.spawn.plugins;
 	w->ctrl_fd = -1;
 	w->state = UROMD_WORKER_STARTING;
-	w->has_env = req->u.spawn.num_env != 0;
 	status = spawn_process(d, w, req);
 	if (status != DOCA_SUCCESS) {
 		spawn_worker_free(w);
@@ -752,6 +754,7 @@ static void spawn_owner_remove(struct uromd_worker *w, size_t i)
 {
 	spawn_ctrl_simple(w, SDP_UROM_MSG_SW_DEL_HOST, w->owners[i].dest_id, NULL);
 	w->owners[i] = w->owners[--w->num_owners];
+	sodium_memzero(&w->owners[w->num_owners], sizeof(w->owners[0]));
 	if (w->num_owners == 0)
 		spawn_worker_exit(w);
 }

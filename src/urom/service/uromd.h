@@ -107,8 +107,7 @@ struct uromd_worker {
 	int ctrl_fd;	  /* service end of the SOCK_SEQPACKET control socket, -1 once closed */
 	char *log_path;
 	enum uromd_worker_state state;
-	int has_env; /* spawned with an environment (a later one is refused anyway) */
-	void *addr;  /* UCP worker address from SW_READY */
+	void *addr; /* UCP worker address from SW_READY */
 	size_t addr_len;
 	uint64_t deadline_ms; /* ready deadline (STARTING) or kill deadline (EXITING); 0 = none */
 	struct uromd_owner *owners;
