@@ -1051,7 +1051,7 @@ static void cli_relay(int fd, char *reason, size_t size)
 	for (;;) {
 		struct pollfd p = {.fd = fd, .events = POLLIN};
 		uint64_t now = now_ms();
-		ssize_t n;
+		ssize_t n, shown;
 
 		if (now >= deadline)
 			break;
@@ -1062,9 +1062,9 @@ static void cli_relay(int fd, char *reason, size_t size)
 			continue;
 		if (n <= 0)
 			break;
-		if (write(STDERR_FILENO, buf, (size_t)n) < 0) {
-			/* nowhere to show it: keep reading for the reason */
-		}
+		/* (If stderr is gone there is nowhere to show it: keep reading for the reason.) */
+		shown = write(STDERR_FILENO, buf, (size_t)n);
+		(void)shown;
 		for (ssize_t i = 0; i < n; i++) {
 			if (buf[i] != '\n' && used + 1 < sizeof(line)) {
 				line[used++] = buf[i];
