@@ -1132,6 +1132,8 @@ static void cli_start_undo(struct cli_where *w, pid_t pid)
 {
 	char keep[sizeof(cli_last_error)];
 
+	if (!sdp_uromd_pid_is_uromd(pid))
+		return; /* not ours to signal */
 	memcpy(keep, cli_last_error, sizeof(keep));
 	if (cli_stop_pid(w, pid, STOP_TIMEOUT_S) == 0)
 		fprintf(stderr, "softdpu: stopped softdpu-uromd (pid %d) again\n", (int)pid);
