@@ -10,7 +10,7 @@
  *     <app_hostname> dpu <dev_hostname> <dev_pci_addr> <net,devs>
  * and the line for this host's name and the PCI address of the device given to
  * doca_urom_service_set_dev() gives the service's address and the network devices UCX may use.
- * softdpu also reads SOFTDPU_UROM_SERVICE_ADDR (host:port) and otherwise uses 127.0.0.1:18515
+ * softdpu also reads SOFTDPU_UROM_SERVICE_ADDR (host:port) and otherwise uses 127.0.0.1:62515
  * (docs/environment.md, docs/errors.md).
  *
  * Domains (doca_urom_domain_*) can be created and configured; starting one returns

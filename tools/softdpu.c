@@ -19,12 +19,15 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <json-c/json.h>
 #include <limits.h>
 #include <netdb.h>
+#include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +42,7 @@
 #include "sdp_config.h"
 #include "sdp_urom_chan.h"
 #include "sdp_urom_auth.h"
+#include "sdp_urom_defaults.h"
 #include "sdp_urom_proto.h"
 #include "uromd_paths.h"
 
@@ -57,7 +61,25 @@ struct cli_where {
 	const char *addr_opt;
 	char run_dir[PATH_MAX];
 	char pid_file[PATH_MAX];
+	const char *error;	   /* why the pid file could not be used (JSON "error") */
+	char secret_rec[PATH_MAX]; /* the running daemon's secret file (uromd.secret-path) */
 };
+
+/* The last error this tool reported (without "softdpu: "), for the JSON "error" of start. */
+static char cli_last_error[512];
+/* Where JSON documents go: stdout, which with --json carries nothing else (see main). */
+static FILE *cli_json_out;
+
+/* Report an error on stderr ("softdpu: ..." and a newline) and remember it. */
+static void __attribute__((format(printf, 1, 2))) cli_err(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cli_last_error, sizeof(cli_last_error), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "softdpu: %s\n", cli_last_error);
+}
 
 static void usage(FILE *out)
 {
@@ -76,8 +98,8 @@ static void usage(FILE *out)
 		"  --run-dir <dir>        run directory (default SOFTDPU_UROM_RUN_DIR,\n"
 		"                         $XDG_RUNTIME_DIR/softdpu or /tmp/softdpu-<uid>)\n"
 		"  --pid-file <path>      pid file (default <run dir>/uromd.pid)\n"
-		"  --secret-file <path>   service secret (status; default SOFTDPU_UROM_SECRET_FILE\n"
-		"                         or the documented default)\n"
+		"  --secret-file <path>   service secret (status; default: the running daemon's,\n"
+		"                         else SOFTDPU_UROM_SECRET_FILE or the documented default)\n"
 		"  --addr <host:port>     service address (status; default from <run dir>/uromd.listen)\n"
 		"  --timeout <seconds>    how long stop waits (default %d)\n"
 		"  --json                 one line of JSON on stdout (start, stop, status: the\n"
@@ -105,8 +127,28 @@ static int cli_resolve_where(struct cli_where *w)
 	return 0;
 }
 
-/* 1 when a daemon holds the pid file (its pid in *pid_p), 0 when none runs, -1 on error. */
-static int cli_daemon_running(const struct cli_where *w, pid_t *pid_p, int *stale_p)
+/* The JSON "error" text for a pid file status of sdp_uromd_pid_file_check/_claim. */
+static const char *cli_pid_file_error(doca_error_t status)
+{
+	switch (status) {
+	case DOCA_ERROR_INVALID_VALUE:
+		return "the pid file is not a pid file softdpu-uromd wrote; left untouched";
+	case DOCA_ERROR_NOT_PERMITTED:
+		return "the pid file cannot be read: permission denied";
+	case DOCA_ERROR_IN_USE:
+		return "the pid file is in use by a running softdpu-uromd";
+	default:
+		return "cannot read the pid file";
+	}
+}
+
+/*
+ * 1 when a daemon holds the pid file (its pid in *pid_p), 0 when none runs (*stale_p: the file
+ * exists and is stale, i.e. names a process that is gone or is not softdpu-uromd), -1 on error
+ * (logged; w->error says what for JSON): unreadable, not a pid file, or a file naming a running
+ * softdpu-uromd that does not hold its lock (nobody's to remove or signal).
+ */
+static int cli_daemon_running(struct cli_where *w, pid_t *pid_p, int *stale_p)
 {
 	pid_t pid = 0;
 	int locked = 0;
@@ -116,14 +158,54 @@ static int cli_daemon_running(const struct cli_where *w, pid_t *pid_p, int *stal
 	status = sdp_uromd_pid_file_check(w->pid_file, &pid, &locked);
 	if (status == DOCA_ERROR_NOT_FOUND)
 		return 0;
-	if (status != DOCA_SUCCESS)
+	if (status != DOCA_SUCCESS) {
+		w->error = cli_pid_file_error(status);
 		return -1;
+	}
+	if (!locked && sdp_uromd_pid_is_uromd(pid)) {
+		fprintf(stderr,
+			"softdpu: pid file %s names pid %d, a running softdpu-uromd that does not "
+			"hold its lock; left alone\n",
+			w->pid_file, (int)pid);
+		w->error = "the pid file names a running softdpu-uromd that does not hold it";
+		return -1;
+	}
 	if (!locked) {
 		*stale_p = 1;
 		return 0;
 	}
 	*pid_p = pid;
 	return 1;
+}
+
+/*
+ * Without --secret-file, use the secret file the running daemon recorded in its run directory
+ * (it may have been started with --secret-file or another SOFTDPU_UROM_SECRET_FILE); without
+ * that record, the host library's default applies (sdp_urom_secret_path).
+ */
+static void cli_use_recorded_secret(struct cli_where *w)
+{
+	char path[PATH_MAX + 32];
+	struct stat st;
+	ssize_t n;
+	int fd;
+
+	if (w->secret_file_opt != NULL)
+		return;
+	snprintf(path, sizeof(path), "%s/%s", w->run_dir, SDP_UROMD_SECRET_PATH_FILE);
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	n = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ?
+		    read(fd, w->secret_rec, sizeof(w->secret_rec) - 1) :
+		    -1;
+	close(fd);
+	if (n <= 0)
+		return;
+	w->secret_rec[n] = '\0';
+	w->secret_rec[strcspn(w->secret_rec, "\n")] = '\0';
+	if (w->secret_rec[0] == '/')
+		w->secret_file_opt = w->secret_rec;
 }
 
 static uint64_t now_ms(void)
@@ -175,12 +257,17 @@ static void cli_json_bool(struct json_object *o, const char *key, int value)
 /* Print o as one line on stdout and free it; a fallback line when it could not be built. */
 static void cli_json_print(struct json_object *o)
 {
+	FILE *out = cli_json_out != NULL ? cli_json_out : stdout;
+
 	if (o == NULL) {
-		printf("{\"ok\":false,\"error\":\"out of memory\"}\n");
+		fprintf(out, "{\"ok\":false,\"error\":\"out of memory\"}\n");
+		fflush(out);
 		return;
 	}
-	printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
-								 JSON_C_TO_STRING_NOSLASHESCAPE));
+	fprintf(out, "%s\n",
+		json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+							  JSON_C_TO_STRING_NOSLASHESCAPE));
+	fflush(out);
 	json_object_put(o);
 }
 
@@ -250,7 +337,7 @@ static int cli_wait(struct cli_conn *c, const char *addr, uint64_t deadline, uin
 		(void)sdp_urom_chan_wait(&c->chan, (int)(deadline - now));
 	}
 	if (c->data == NULL) {
-		fprintf(stderr, "softdpu: %s softdpu-uromd at %s\n",
+		cli_err("%s softdpu-uromd at %s",
 			status == DOCA_ERROR_TIME_OUT	   ? "no answer within the timeout from" :
 			status == DOCA_ERROR_NOT_CONNECTED ? "the connection was closed by" :
 							     "unreadable answer from",
@@ -259,32 +346,30 @@ static int cli_wait(struct cli_conn *c, const char *addr, uint64_t deadline, uin
 	}
 	status = sdp_urom_msg_unpack(c->data, c->len, msg);
 	if (status == DOCA_ERROR_NOT_SUPPORTED) {
-		fprintf(stderr,
-			"softdpu: softdpu-uromd at %s speaks UROM protocol version %u, this tool %u\n",
-			addr, msg->hdr.version, SDP_UROM_PROTO_VERSION);
+		cli_err("softdpu-uromd at %s speaks UROM protocol version %u, this tool %u", addr,
+			msg->hdr.version, SDP_UROM_PROTO_VERSION);
 		return -1;
 	}
 	if (status != DOCA_SUCCESS) {
-		fprintf(stderr, "softdpu: malformed answer from %s\n", addr);
+		cli_err("malformed answer from %s", addr);
 		return -1;
 	}
 	if (msg->hdr.type == SDP_UROM_MSG_VERSION_REJECT) {
-		fprintf(stderr,
-			"softdpu: softdpu-uromd at %s (%.*s) speaks UROM protocol version %u, this "
-			"tool %u\n",
+		cli_err("softdpu-uromd at %s (%.*s) speaks UROM protocol version %u, this "
+			"tool %u",
 			addr, (int)msg->u.version_reject.software.len,
 			(const char *)msg->u.version_reject.software.data,
 			msg->u.version_reject.version, SDP_UROM_PROTO_VERSION);
 		return -1;
 	}
 	if (msg->hdr.type == SDP_UROM_MSG_REJECT) {
-		fprintf(stderr, "softdpu: softdpu-uromd at %s refused: %s: %.*s\n", addr,
+		cli_err("softdpu-uromd at %s refused: %s: %.*s", addr,
 			doca_error_get_name((doca_error_t)msg->u.reject.status),
 			(int)msg->u.reject.reason.len, (const char *)msg->u.reject.reason.data);
 		return -1;
 	}
 	if (msg->hdr.type != want) {
-		fprintf(stderr, "softdpu: unexpected %s from %s (expected %s)\n",
+		cli_err("unexpected %s from %s (expected %s)",
 			sdp_urom_msg_type_name(msg->hdr.type), addr, sdp_urom_msg_type_name(want));
 		return -1;
 	}
@@ -304,16 +389,14 @@ static int cli_send(struct cli_conn *c, struct sdp_urom_msg *msg, uint64_t deadl
 				 DOCA_ERROR_NOT_CONNECTED :
 				 DOCA_SUCCESS;
 	if (status != DOCA_SUCCESS || sdp_urom_chan_out_pending(&c->chan)) {
-		fprintf(stderr, "softdpu: failed to send %s\n",
-			sdp_urom_msg_type_name(msg->hdr.type));
+		cli_err("failed to send %s", sdp_urom_msg_type_name(msg->hdr.type));
 		return -1;
 	}
 	return 0;
 }
 
 /* Split host:port into a sockaddr. */
-static int cli_resolve_addr(const char *addr, struct sockaddr_storage *ss, socklen_t *len,
-			    int *loopback_p)
+static int cli_resolve_addr(const char *addr, struct sockaddr_storage *ss, socklen_t *len)
 {
 	struct addrinfo hints, *ai;
 	const char *colon = strrchr(addr, ':');
@@ -322,7 +405,7 @@ static int cli_resolve_addr(const char *addr, struct sockaddr_storage *ss, sockl
 	int rc;
 
 	if (colon == NULL || colon[1] == '\0') {
-		fprintf(stderr, "softdpu: address %s: expected host:port\n", addr);
+		cli_err("address %s: expected host:port", addr);
 		return -1;
 	}
 	hlen = (size_t)(colon - addr);
@@ -344,17 +427,11 @@ static int cli_resolve_addr(const char *addr, struct sockaddr_storage *ss, sockl
 	hints.ai_flags = AI_NUMERICSERV;
 	rc = getaddrinfo(host, colon + 1, &hints, &ai);
 	if (rc != 0) {
-		fprintf(stderr, "softdpu: address %s: %s\n", addr, gai_strerror(rc));
+		cli_err("address %s: %s", addr, gai_strerror(rc));
 		return -1;
 	}
 	memcpy(ss, ai->ai_addr, ai->ai_addrlen);
 	*len = ai->ai_addrlen;
-	*loopback_p =
-		(ai->ai_family == AF_INET &&
-		 (ntohl(((struct sockaddr_in *)(void *)ai->ai_addr)->sin_addr.s_addr) >> 24) ==
-			 127) ||
-		(ai->ai_family == AF_INET6 &&
-		 IN6_IS_ADDR_LOOPBACK(&((struct sockaddr_in6 *)(void *)ai->ai_addr)->sin6_addr));
 	freeaddrinfo(ai);
 	return 0;
 }
@@ -386,7 +463,7 @@ static void cli_service_addr(const struct cli_where *w, char *buf, size_t size)
 			fclose(f);
 		}
 	}
-	snprintf(buf, size, "%s", env != NULL && *env != '\0' ? env : "127.0.0.1:18515");
+	snprintf(buf, size, "%s", env != NULL && *env != '\0' ? env : SDP_UROM_DEFAULT_ADDR);
 }
 
 /* Authenticate and fetch the status JSON (malloc'd, NUL-terminated). */
@@ -402,7 +479,7 @@ static int cli_query_status(const struct cli_where *w, int timeout_ms, char **js
 	uint64_t deadline = now_ms() + (uint64_t)timeout_ms;
 	doca_error_t status;
 	char why[128];
-	int loopback = 0, rc = -1, fd = -1;
+	int rc = -1, fd = -1;
 
 	cli_service_addr(w, addr, sizeof(addr));
 	if (w->secret_file_opt != NULL)
@@ -413,18 +490,17 @@ static int cli_query_status(const struct cli_where *w, int timeout_ms, char **js
 		return -1;
 	status = sdp_urom_secret_load(secret_path, secret);
 	if (status != DOCA_SUCCESS) {
-		fprintf(stderr, "softdpu: cannot read the service secret %s: %s\n", secret_path,
+		cli_err("cannot read the service secret %s: %s", secret_path,
 			doca_error_get_descr(status));
 		return -1;
 	}
-	if (cli_resolve_addr(addr, &ss, &ss_len, &loopback) != 0)
+	if (cli_resolve_addr(addr, &ss, &ss_len) != 0)
 		goto out_secret;
 
-	(void)loopback;
 	memset(&c, 0, sizeof(c));
 	if (sdp_urom_chan_connect((struct sockaddr *)&ss, ss_len, timeout_ms, &fd, why,
 				  sizeof(why)) != DOCA_SUCCESS) {
-		fprintf(stderr, "softdpu: cannot reach softdpu-uromd at %s: %s\n", addr, why);
+		cli_err("cannot reach softdpu-uromd at %s: %s", addr, why);
 		goto out_secret;
 	}
 	if (sdp_urom_chan_init(&c.chan, fd, SDP_UROM_FRAME_PREAUTH_MAX) != DOCA_SUCCESS) {
@@ -450,9 +526,8 @@ static int cli_query_status(const struct cli_where *w, int timeout_ms, char **js
 	memcpy(server_nonce, msg.u.challenge.nonce, sizeof(server_nonce));
 	if (sdp_urom_auth_verify(secret, "svc", client_nonce, server_nonce, msg.u.challenge.mac) !=
 	    DOCA_SUCCESS) {
-		fprintf(stderr,
-			"softdpu: the service at %s does not know the secret in %s (another "
-			"service, or another secret)\n",
+		cli_err("the service at %s does not know the secret in %s (another "
+			"service, or another secret)",
 			addr, secret_path);
 		goto out_ep;
 	}
@@ -676,7 +751,7 @@ static int cmd_status(int argc, char **argv)
 			struct json_object *o = cli_json_new(NULL);
 
 			cli_json_str(o, "pid_file", w.pid_file);
-			cli_json_str(o, "error", "cannot read the pid file");
+			cli_json_str(o, "error", w.error);
 			cli_json_print(o);
 		}
 		return EXIT_FAIL;
@@ -695,6 +770,7 @@ static int cmd_status(int argc, char **argv)
 		}
 		return EXIT_NOT_RUNNING;
 	}
+	cli_use_recorded_secret(&w);
 	if (sdp_config_get_uint(SDP_CFG_UROM_CONNECT_TIMEOUT_MS, &timeout) != DOCA_SUCCESS)
 		timeout = 5000;
 	if (cli_query_status(&w, (int)(timeout > 600000 ? 600000 : timeout), &json) != 0) {
@@ -729,8 +805,9 @@ static int cmd_status(int argc, char **argv)
 			cli_json_fail(NULL, "the service's status is not valid JSON");
 			r = -1;
 		} else {
-			printf("{\"running\":true%s%.*s\n", len > 2 ? "," : "", (int)(len - 1),
-			       json + 1);
+			fprintf(cli_json_out != NULL ? cli_json_out : stdout,
+				"{\"running\":true%s%.*s\n", len > 2 ? "," : "", (int)(len - 1),
+				json + 1);
 		}
 		if (root != NULL)
 			json_object_put(root);
@@ -741,20 +818,27 @@ static int cmd_status(int argc, char **argv)
 	return r < 0 ? EXIT_FAIL : EXIT_OK;
 }
 
-static int proc_is_uromd(pid_t pid)
+/* SIGTERM to the daemon pid (holding w's pid file) and a bounded wait until it released it. */
+static int cli_stop_pid(struct cli_where *w, pid_t pid, int timeout_s)
 {
-	char path[64], comm[64] = "";
-	FILE *f;
+	uint64_t deadline;
 
-	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
-	f = fopen(path, "re");
-	if (f == NULL)
-		return 0;
-	if (fgets(comm, sizeof(comm), f) == NULL)
-		comm[0] = '\0';
-	fclose(f);
-	comm[strcspn(comm, "\n")] = '\0';
-	return strcmp(comm, "softdpu-uromd") == 0;
+	if (kill(pid, SIGTERM) != 0) {
+		cli_err("cannot signal softdpu-uromd pid %d: %s", (int)pid, strerror(errno));
+		return -1;
+	}
+	/* The daemon releases the pid file lock when it exits. */
+	deadline = now_ms() + (uint64_t)timeout_s * 1000;
+	while (now_ms() < deadline) {
+		pid_t p2 = 0;
+		int stale = 0;
+
+		if (cli_daemon_running(w, &p2, &stale) == 0)
+			return 0;
+		sleep_ms(50);
+	}
+	cli_err("softdpu-uromd (pid %d) did not stop within %d s", (int)pid, timeout_s);
+	return -1;
 }
 
 static int cmd_stop(int argc, char **argv)
@@ -762,7 +846,6 @@ static int cmd_stop(int argc, char **argv)
 	struct cli_where w;
 	int timeout_s = STOP_TIMEOUT_S, stale = 0, json_out = 0, r;
 	struct json_object *o = NULL;
-	uint64_t deadline;
 	pid_t pid = 0;
 
 	memset(&w, 0, sizeof(w));
@@ -791,13 +874,29 @@ static int cmd_stop(int argc, char **argv)
 	if (r < 0) {
 		if (o != NULL) {
 			cli_json_bool(o, "ok", 0);
-			cli_json_str(o, "error", "cannot read the pid file");
+			cli_json_str(o, "error", w.error);
 			cli_json_print(o);
 		}
 		return EXIT_FAIL;
 	}
 	if (r == 0) {
-		int removed = stale && unlink(w.pid_file) == 0;
+		int removed = 0;
+
+		if (stale) {
+			/* Checked again under the file's lock, then removed (logged if refused). */
+			pid_t old = 0;
+			doca_error_t st = sdp_uromd_pid_file_remove_stale(w.pid_file, &old);
+
+			if (st != DOCA_SUCCESS && st != DOCA_ERROR_NOT_FOUND) {
+				if (o != NULL) {
+					cli_json_bool(o, "ok", 0);
+					cli_json_str(o, "error", cli_pid_file_error(st));
+					cli_json_print(o);
+				}
+				return EXIT_FAIL;
+			}
+			removed = st == DOCA_SUCCESS;
+		}
 
 		if (o != NULL) {
 			cli_json_bool(o, "ok", 1);
@@ -814,7 +913,7 @@ static int cmd_stop(int argc, char **argv)
 	}
 	cli_json_bool(o, "was_running", 1);
 	cli_json_int(o, "pid", pid);
-	if (pid <= 0 || !proc_is_uromd(pid)) {
+	if (pid <= 0 || !sdp_uromd_pid_is_uromd(pid)) {
 		fprintf(stderr,
 			"softdpu: pid file %s is locked but names pid %d, which is not "
 			"softdpu-uromd; not signalling it\n",
@@ -828,43 +927,22 @@ static int cmd_stop(int argc, char **argv)
 		}
 		return EXIT_FAIL;
 	}
-	if (kill(pid, SIGTERM) != 0) {
-		int err = errno;
-
-		fprintf(stderr, "softdpu: cannot signal softdpu-uromd pid %d: %s\n", (int)pid,
-			strerror(err));
+	if (cli_stop_pid(&w, pid, timeout_s) != 0) {
 		if (o != NULL) {
 			cli_json_bool(o, "ok", 0);
-			cli_json_str(o, "error", strerror(err));
+			cli_json_str(o, "error", cli_last_error);
+			cli_json_int(o, "timeout_s", timeout_s);
 			cli_json_print(o);
 		}
 		return EXIT_FAIL;
 	}
-	/* The daemon releases the pid file lock when it exits. */
-	deadline = now_ms() + (uint64_t)timeout_s * 1000;
-	while (now_ms() < deadline) {
-		pid_t p2 = 0;
-
-		if (cli_daemon_running(&w, &p2, &stale) == 0) {
-			if (o != NULL) {
-				cli_json_bool(o, "ok", 1);
-				cli_json_print(o);
-			} else {
-				printf("softdpu-uromd (pid %d) stopped\n", (int)pid);
-			}
-			return EXIT_OK;
-		}
-		sleep_ms(50);
-	}
-	fprintf(stderr, "softdpu: softdpu-uromd (pid %d) did not stop within %d s\n", (int)pid,
-		timeout_s);
 	if (o != NULL) {
-		cli_json_bool(o, "ok", 0);
-		cli_json_str(o, "error", "did not stop within the timeout");
-		cli_json_int(o, "timeout_s", timeout_s);
+		cli_json_bool(o, "ok", 1);
 		cli_json_print(o);
+	} else {
+		printf("softdpu-uromd (pid %d) stopped\n", (int)pid);
 	}
-	return EXIT_FAIL;
+	return EXIT_OK;
 }
 
 /*
@@ -914,16 +992,160 @@ static const char *cli_opt_value(int argc, char **argv, const char *name)
 	return found;
 }
 
-static int cmd_start(int argc, char **argv)
+/*
+ * The message of a log record relayed from softdpu-uromd ("[time][pid][ERR][comp][file:line]
+ * [func] message"), or the line itself when it is not one.
+ */
+static const char *cli_record_message(const char *line)
+{
+	const char *p = line;
+
+	while (*p == '[') {
+		const char *close = strchr(p, ']');
+
+		if (close == NULL)
+			break;
+		p = close + 1;
+	}
+	while (*p == ' ')
+		p++;
+	return p;
+}
+
+/* Keep the first error line of softdpu-uromd's output (its cause, before the consequences). */
+static void cli_note_line(const char *line, char *reason, size_t size)
+{
+	if (reason[0] != '\0')
+		return;
+	if (strstr(line, "][ERR][") != NULL || strstr(line, "][CRIT][") != NULL ||
+	    strncmp(line, "softdpu: ", 9) == 0)
+		snprintf(reason, size, "%s",
+			 strncmp(line, "softdpu: ", 9) == 0 ? line + 9 : cli_record_message(line));
+}
+
+/*
+ * Relay what softdpu-uromd writes on fd (its launcher's stdout and stderr) to our stderr until
+ * it closes (bounded), keeping its first error in reason.
+ */
+static void cli_relay(int fd, char *reason, size_t size)
+{
+	/* softdpu-uromd's launcher gives up after 30 s; allow it a margin. */
+	uint64_t deadline = now_ms() + 45000;
+	char buf[4096], line[1024];
+	size_t used = 0;
+
+	reason[0] = '\0';
+	for (;;) {
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		uint64_t now = now_ms();
+		ssize_t n, shown;
+
+		if (now >= deadline)
+			break;
+		if (poll(&p, 1, (int)(deadline - now)) <= 0)
+			continue;
+		n = read(fd, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		/* (If stderr is gone there is nowhere to show it: keep reading for the reason.) */
+		shown = write(STDERR_FILENO, buf, (size_t)n);
+		(void)shown;
+		for (ssize_t i = 0; i < n; i++) {
+			if (buf[i] != '\n' && used + 1 < sizeof(line)) {
+				line[used++] = buf[i];
+				continue;
+			}
+			if (buf[i] != '\n')
+				continue; /* an overlong line: the rest of it is dropped */
+			line[used] = '\0';
+			cli_note_line(line, reason, size);
+			used = 0;
+		}
+	}
+	line[used] = '\0';
+	if (used > 0)
+		cli_note_line(line, reason, size);
+}
+
+/*
+ * Run softdpu-uromd (args) and wait for its launcher, which returns once the daemon is ready or
+ * failed (bounded). With json_out its stdout and stderr go through a pipe to our stderr, and
+ * its first error lands in reason; otherwise they are ours. Returns its exit status, -1 when it
+ * died of a signal or could not be run.
+ */
+static int cli_launch(const char *uromd, char **args, int json_out, char *reason, size_t size)
+{
+	int pfd[2] = {-1, -1}, wstatus = 0;
+	pid_t child;
+
+	reason[0] = '\0';
+	if (json_out && pipe2(pfd, O_CLOEXEC) != 0) {
+		cli_err("pipe failed: %s", strerror(errno));
+		return -1;
+	}
+	fflush(NULL);
+	child = fork();
+	if (child < 0) {
+		cli_err("fork failed: %s", strerror(errno));
+		if (json_out) {
+			close(pfd[0]);
+			close(pfd[1]);
+		}
+		return -1;
+	}
+	if (child == 0) {
+		/* stdout carries only our result: the service's output goes to stderr. */
+		if (json_out &&
+		    (dup2(pfd[1], STDOUT_FILENO) < 0 || dup2(pfd[1], STDERR_FILENO) < 0))
+			_exit(127);
+		execvp(uromd, args);
+		fprintf(stderr, "softdpu: cannot run %s: %s\n", uromd, strerror(errno));
+		_exit(127);
+	}
+	if (json_out) {
+		close(pfd[1]);
+		cli_relay(pfd[0], reason, size);
+		close(pfd[0]);
+	}
+	while (waitpid(child, &wstatus, 0) < 0 && errno == EINTR)
+		;
+	return WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1;
+}
+
+/* The start failed after the daemon came up: stop it again (it is ours: none ran before). */
+static void cli_start_undo(struct cli_where *w, pid_t pid)
+{
+	char keep[sizeof(cli_last_error)];
+
+	if (!sdp_uromd_pid_is_uromd(pid))
+		return; /* not ours to signal */
+	memcpy(keep, cli_last_error, sizeof(keep));
+	if (cli_stop_pid(w, pid, STOP_TIMEOUT_S) == 0)
+		fprintf(stderr, "softdpu: stopped softdpu-uromd (pid %d) again\n", (int)pid);
+	memcpy(cli_last_error, keep, sizeof(keep));
+}
+
+static void cli_start_json_fail(const struct cli_where *w, const char *error, int code, pid_t pid)
+{
+	struct json_object *o = cli_json_new("start");
+
+	cli_json_bool(o, "ok", 0);
+	cli_json_str(o, "error", error);
+	if (code >= 0)
+		cli_json_int(o, "exit_status", code);
+	if (pid > 0)
+		cli_json_int(o, "pid", pid);
+	cli_json_str(o, "run_dir", w->run_dir);
+	cli_json_str(o, "pid_file", w->pid_file);
+	cli_json_print(o);
+}
+
+/* Exit early for -h (softdpu-uromd's help) and -f (refused). 0 = go on. */
+static int cli_start_special(int argc, char **argv, int json_out, int *rc_p)
 {
 	char uromd[PATH_MAX];
-	struct cli_where w;
-	char **args;
-	char *json = NULL;
-	int wstatus, stale = 0, json_out = cli_wants_json(argc, argv), nargs = 1;
-	struct json_object *o;
-	pid_t child, pid = 0;
-	uint64_t deadline;
 
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--") == 0)
@@ -933,7 +1155,8 @@ static int cmd_start(int argc, char **argv)
 			argv[0] = uromd;
 			execvp(uromd, argv);
 			fprintf(stderr, "softdpu: cannot run %s: %s\n", uromd, strerror(errno));
-			return EXIT_FAIL;
+			*rc_p = EXIT_FAIL;
+			return 1;
 		}
 		if (strcmp(argv[i], "-f") == 0 || strcmp(argv[i], "--foreground") == 0) {
 			fprintf(stderr,
@@ -941,9 +1164,25 @@ static int cmd_start(int argc, char **argv)
 				"softdpu-uromd -f yourself for the foreground\n");
 			if (json_out)
 				cli_json_fail("start", "bad usage: --foreground");
-			return EXIT_USAGE;
+			*rc_p = EXIT_USAGE;
+			return 1;
 		}
 	}
+	return 0;
+}
+
+static int cmd_start(int argc, char **argv)
+{
+	char uromd[PATH_MAX], reason[512];
+	struct cli_where w;
+	char **args;
+	char *json = NULL;
+	int stale = 0, json_out = cli_wants_json(argc, argv), nargs = 1, code, r;
+	pid_t pid = 0;
+	uint64_t deadline;
+
+	if (cli_start_special(argc, argv, json_out, &r))
+		return r;
 	memset(&w, 0, sizeof(w));
 	w.run_dir_opt = cli_opt_value(argc, argv, "--run-dir");
 	w.pid_file_opt = cli_opt_value(argc, argv, "--pid-file");
@@ -951,6 +1190,17 @@ static int cmd_start(int argc, char **argv)
 	if (cli_resolve_where(&w) != 0) {
 		if (json_out)
 			cli_json_fail("start", "cannot resolve the run directory or pid file");
+		return EXIT_FAIL;
+	}
+	/* One running already (or a pid file nobody may touch): nothing to start, nothing to undo. */
+	r = cli_daemon_running(&w, &pid, &stale);
+	if (r != 0) {
+		if (r > 0)
+			cli_err("softdpu-uromd is already running (pid %d, pid file %s)", (int)pid,
+				w.pid_file);
+		if (json_out)
+			cli_start_json_fail(&w, r > 0 ? cli_last_error : w.error, -1,
+					    r > 0 ? pid : 0);
 		return EXIT_FAIL;
 	}
 
@@ -970,71 +1220,38 @@ static int cmd_start(int argc, char **argv)
 			continue;
 		args[nargs++] = argv[i];
 	}
-	fflush(NULL);
-	child = fork();
-	if (child < 0) {
-		fprintf(stderr, "softdpu: fork failed: %s\n", strerror(errno));
-		if (json_out)
-			cli_json_fail("start", "fork failed");
-		free(args);
-		return EXIT_FAIL;
-	}
-	if (child == 0) {
-		/* With --json, stdout carries only the result line: the service talks on stderr. */
-		if (json_out)
-			dup2(STDERR_FILENO, STDOUT_FILENO);
-		execvp(uromd, args);
-		fprintf(stderr, "softdpu: cannot run %s: %s\n", uromd, strerror(errno));
-		_exit(127);
-	}
+	code = cli_launch(uromd, args, json_out, reason, sizeof(reason));
 	free(args);
-	/* softdpu-uromd's launcher returns once the daemon is ready or failed (bounded). */
-	while (waitpid(child, &wstatus, 0) < 0 && errno == EINTR)
-		;
-	if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0) {
-		int code = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1;
-
-		if (json_out) {
-			o = cli_json_new("start");
-			cli_json_bool(o, "ok", 0);
-			cli_json_str(o, "error",
-				     code == EXIT_USAGE ? "bad usage" :
-							  "softdpu-uromd failed to start");
-			cli_json_int(o, "exit_status", code);
-			cli_json_str(o, "run_dir", w.run_dir);
-			cli_json_print(o);
-		}
-		if (code == EXIT_USAGE)
-			return EXIT_USAGE;
-		fprintf(stderr, "softdpu: softdpu-uromd failed to start (exit status %d)\n", code);
-		return EXIT_FAIL;
+	if (code != 0) {
+		if (code != EXIT_USAGE)
+			cli_err("softdpu-uromd failed to start (exit status %d)", code);
+		if (json_out)
+			cli_start_json_fail(&w,
+					    reason[0]	       ? reason :
+					    code == EXIT_USAGE ? "bad usage" :
+								 cli_last_error,
+					    code, 0);
+		return code == EXIT_USAGE ? EXIT_USAGE : EXIT_FAIL;
 	}
 	if (cli_daemon_running(&w, &pid, &stale) != 1) {
-		fprintf(stderr, "softdpu: softdpu-uromd reported ready but holds no pid file %s\n",
-			w.pid_file);
+		cli_err("softdpu-uromd reported ready but holds no pid file %s", w.pid_file);
 		if (json_out)
-			cli_json_fail("start",
-				      "softdpu-uromd reported ready but holds no pid file");
+			cli_start_json_fail(&w, cli_last_error, code, 0);
 		return EXIT_FAIL;
 	}
-	/* Check it answers (bounded: a few tries within 10 s). */
+	/* Check it answers (bounded: a few tries within 10 s); if not, stop it again. */
 	deadline = now_ms() + 10000;
-	for (;;) {
-		if (cli_query_status(&w, 5000, &json) == 0)
-			break;
+	while (cli_query_status(&w, 5000, &json) != 0) {
 		if (now_ms() >= deadline) {
-			fprintf(stderr,
-				"softdpu: softdpu-uromd (pid %d) started but does not "
-				"answer status queries\n",
-				(int)pid);
-			if (json_out) {
-				o = cli_json_new("start");
-				cli_json_bool(o, "ok", 0);
-				cli_json_int(o, "pid", pid);
-				cli_json_str(o, "error",
-					     "started but does not answer status queries");
-				cli_json_print(o);
-			}
+			char why[sizeof(cli_last_error)];
+
+			snprintf(why, sizeof(why), "%s", cli_last_error);
+			cli_err("softdpu-uromd (pid %d) started but does not answer status queries "
+				"(%s)",
+				(int)pid, why);
+			cli_start_undo(&w, pid);
+			if (json_out)
+				cli_start_json_fail(&w, cli_last_error, code, pid);
 			return EXIT_FAIL;
 		}
 		sleep_ms(200);
@@ -1043,7 +1260,8 @@ static int cmd_start(int argc, char **argv)
 		struct json_object *root = json_tokener_parse(json);
 
 		if (json_out) {
-			o = cli_json_new("start");
+			struct json_object *o = cli_json_new("start");
+
 			cli_json_bool(o, "ok", 1);
 			cli_json_int(o, "pid", pid);
 			cli_json_str(o, "listen", root ? js(root, "listen") : NULL);
@@ -1066,6 +1284,20 @@ int main(int argc, char **argv)
 	if (argc < 2) {
 		usage(stderr);
 		return EXIT_USAGE;
+	}
+	/*
+	 * With --json, stdout carries exactly one JSON document: it moves to a private stream and
+	 * fd 1 becomes stderr, so whatever else writes to stdout (UCX's warnings, a library)
+	 * ends up on stderr.
+	 */
+	if (cli_wants_json(argc, argv)) {
+		int fd = dup(STDOUT_FILENO);
+
+		cli_json_out = fd >= 0 ? fdopen(fd, "w") : NULL;
+		if (cli_json_out != NULL && dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+			fclose(cli_json_out);
+			cli_json_out = NULL;
+		}
 	}
 	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 ||
 	    strcmp(argv[1], "help") == 0) {

@@ -14,6 +14,7 @@
 
 #include "sdp_config.h"
 #include "sdp_log.h"
+#include "sdp_urom_defaults.h"
 
 SDP_LOG_COMPONENT("config");
 
@@ -139,7 +140,7 @@ static const struct sdp_config_entry sdp_config_table[] = {
 		    "<net,devs> (empty: use SOFTDPU_UROM_SERVICE_ADDR)"),
 	SDP_CFG_ROW(SDP_CFG_UROM_SERVICE_ADDR, "SOFTDPU_UROM_SERVICE_ADDR", "", sdp_cfg_string,
 		    "host:port of the UROM offload service when no service file names it "
-		    "(empty: 127.0.0.1:18515)"),
+		    "(empty: " SDP_UROM_DEFAULT_ADDR ")"),
 	SDP_CFG_ROW(SDP_CFG_UROM_SECRET_FILE, "SOFTDPU_UROM_SECRET_FILE", "", sdp_cfg_string,
 		    "file holding the UROM service secret (empty: $XDG_RUNTIME_DIR/softdpu/"
 		    "urom.secret, else $HOME/.softdpu/urom.secret, else "

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # The `softdpu service` CLI end to end with a real softdpu-uromd in daemon mode: start, status
 # (text and JSON), a second start refused, stop, stale pid files (dead pid, live unrelated pid,
-# daemon killed with SIGKILL), a status query with the wrong secret, bad usage (exit 2), and
+# daemon killed with SIGKILL; files that are not pid files, which are never removed or
+# replaced), a status query with the wrong secret, bad usage (exit 2), and
 # "not running" (status exit 3); with --json, each of start, stop and status (running or not,
-# failed or not) prints exactly one line holding one JSON object. Everything lives in a private temporary directory and the
-# daemon listens on a port the kernel picks, so the test runs in parallel with others.
+# failed or not) prints exactly one line holding one JSON object, a failed start carries the
+# real cause in "error" and leaves no daemon running; status uses the secret start was given.
+# Everything lives in a private temporary directory and the daemon listens on a port the
+# kernel picks, so the test runs in parallel with others.
 #   test_service_cli.sh <path to softdpu> <path to softdpu-uromd>
 # SPDX-License-Identifier: BSD-3-Clause
 set -uo pipefail
@@ -24,12 +27,16 @@ unset SOFTDPU_UROM_SERVICE_ADDR XDG_RUNTIME_DIR
 export PATH="$(dirname "$uromd"):$PATH"
 
 # Never leave a daemon behind, whatever happens.
+# (Any softdpu-uromd whose command line or environment names $tmp is this test's.)
 cleanup() {
-	local pid
-	pid=$(cat "$run/uromd.pid" 2>/dev/null)
-	if [ -n "$pid" ] && [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = softdpu-uromd ]; then
-		kill -KILL "$pid" 2>/dev/null
-	fi
+	local p
+	for p in /proc/[0-9]*; do
+		[ "$(cat "$p/comm" 2>/dev/null)" = softdpu-uromd ] || continue
+		if tr '\0' '\n' <"$p/cmdline" 2>/dev/null | grep -qF "$tmp" ||
+			tr '\0' '\n' <"$p/environ" 2>/dev/null | grep -qF "$tmp"; then
+			kill -KILL "${p#/proc/}" 2>/dev/null
+		fi
+	done
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -169,7 +176,8 @@ EOF
 expect_rc 1 "second start" "$cli" service start --listen 127.0.0.1:0
 expect_grep "second start" "already running \(pid $pid" "$tmp/err"
 expect_rc 1 "second start --json" "$cli" service start --json --listen 127.0.0.1:0
-expect_json "second start --json" "doc['action'] == 'start' and doc['ok'] is False"
+expect_json "second start --json" "doc['action'] == 'start' and doc['ok'] is False and \
+'already running (pid $pid' in doc['error']"
 expect_grep "second start --json" "already running \(pid $pid" "$tmp/err"
 is_uromd "$pid" || fail "second start: the first daemon (pid $pid) is gone"
 [ "$(daemon_pid)" = "$pid" ] || fail "second start: pid file changed to $(daemon_pid)"
@@ -185,6 +193,11 @@ expect_rc 1 "start on a busy port" env SOFTDPU_UROM_RUN_DIR="$tmp/run2" "$cli" s
 	--listen "127.0.0.1:$port"
 expect_grep "start on a busy port" "softdpu-uromd failed to start" "$tmp/err"
 [ -e "$tmp/run2/uromd.pid" ] && fail "start on a busy port: pid file left in $tmp/run2"
+# With --json the daemon's own reason is the "error" (not a generic "failed to start").
+expect_rc 1 "start --json on a busy port" env SOFTDPU_UROM_RUN_DIR="$tmp/run2" "$cli" service \
+	start --json --listen "127.0.0.1:$port"
+expect_json "start --json on a busy port" "doc['ok'] is False and \
+'$port' in doc['error'] and 'failed to start' not in doc['error']"
 
 # ---- stop ------------------------------------------------------------------------------------
 expect_rc 0 "stop" "$cli" service stop
@@ -241,6 +254,76 @@ expect_json "status --json after SIGKILL" "doc['running'] is False and doc['stal
 expect_rc 0 "stop after SIGKILL (removes the stale file)" "$cli" service stop
 expect_grep "stop after SIGKILL" 'stale pid file' "$tmp/out"
 [ -e "$run/uromd.pid" ] && fail "stop after SIGKILL: stale pid file left"
+
+# ---- the secret given to start is the one status uses -------------------------------------
+expect_rc 0 "start --secret-file" "$cli" service start --listen 127.0.0.1:0 \
+	--secret-file "$tmp/secret-of-start"
+pid=$(daemon_pid)
+expect_rc 0 "status after start --secret-file" "$cli" service status
+expect_grep "status after start --secret-file" "running: pid $pid" "$tmp/out"
+expect_rc 0 "status --json after start --secret-file" "$cli" service status --json
+expect_json "status --json after start --secret-file" "doc['running'] is True"
+expect_rc 1 "status --secret-file <other> still wins" "$cli" service status \
+	--secret-file "$tmp/other-secret"
+expect_rc 0 "stop (start --secret-file)" "$cli" service stop
+wait_gone "$pid" || fail "stop (start --secret-file): pid $pid still runs"
+[ -e "$run/uromd.secret-path" ] && fail "stop: uromd.secret-path left behind"
+
+# ---- start --json: one document on stdout whatever goes wrong; ok:false leaves nothing -----
+# A network device that does not exist: UCX (if the transport uses it) warns, maybe on
+# stdout, and the service may be unreachable. Whatever the outcome, stdout is exactly one JSON
+# document, and "ok":false means no daemon is left running (the CLI stops what it started).
+expect_rc_any() {
+	timeout 60 "$@" >"$tmp/out" 2>"$tmp/err"
+}
+expect_rc_any env UCX_NET_DEVICES=nosuchdev0 "$cli" service start --json --listen 127.0.0.1:0
+expect_json "start --json, bad UCX_NET_DEVICES" "doc['action'] == 'start' and \
+(doc['ok'] is True or len(doc.get('error') or '') > 0)"
+if python3 -c 'import json,sys; sys.exit(0 if json.load(sys.stdin)["ok"] else 1)' \
+	<"$tmp/out" 2>/dev/null; then
+	pid=$(daemon_pid)
+	is_uromd "$pid" || fail "start --json, bad UCX_NET_DEVICES: ok but no daemon"
+	expect_rc 0 "stop (bad UCX_NET_DEVICES)" "$cli" service stop
+	wait_gone "$pid" || fail "stop (bad UCX_NET_DEVICES): pid $pid still runs"
+else
+	expect_rc 3 "status after a failed start --json" "$cli" service status
+	for p in /proc/[0-9]*; do
+		[ "$(cat "$p/comm" 2>/dev/null)" = softdpu-uromd ] || continue
+		tr '\0' '\n' <"$p/environ" 2>/dev/null | grep -qxF "SOFTDPU_UROM_RUN_DIR=$run" &&
+			fail "start --json reported ok:false but left softdpu-uromd ${p#/proc/} running"
+	done
+fi
+
+# ---- files that are not pid files: never removed, truncated or replaced ---------------------
+# (as root, `stop --pid-file /etc/passwd` used to delete it: a scratch file stands in for it.)
+printf 'root:x:0:0:root:/root:/bin/bash\n1234 is not alone here\n' >"$tmp/scratch"
+cp "$tmp/scratch" "$tmp/scratch.orig"
+: >"$tmp/empty"
+ln -s "$tmp/scratch" "$tmp/link"
+unchanged() {
+	cmp -s "$tmp/scratch" "$tmp/scratch.orig" || fail "$1: the scratch file was changed or removed"
+}
+for f in scratch empty link; do
+	expect_rc 1 "stop --pid-file <$f>" "$cli" service stop --pid-file "$tmp/$f"
+	expect_grep "stop --pid-file <$f>" 'not a softdpu pid file|symbolic link|not a pid file' \
+		"$tmp/err"
+	unchanged "stop --pid-file <$f>"
+	expect_rc 1 "stop --json --pid-file <$f>" "$cli" service stop --json --pid-file "$tmp/$f"
+	expect_json "stop --json --pid-file <$f>" \
+		"doc['ok'] is False and 'not a pid file' in doc['error']"
+	expect_rc 1 "status --pid-file <$f>" "$cli" service status --pid-file "$tmp/$f"
+	unchanged "status --pid-file <$f>"
+	expect_rc 1 "start --pid-file <$f>" "$cli" service start --listen 127.0.0.1:0 \
+		--pid-file "$tmp/$f"
+	expect_grep "start --pid-file <$f>" 'not a softdpu pid file|symbolic link' "$tmp/err"
+	unchanged "start --pid-file <$f>"
+	expect_rc 1 "softdpu-uromd -f --pid-file <$f>" "$uromd" -f --listen 127.0.0.1:0 \
+		--pid-file "$tmp/$f"
+	unchanged "softdpu-uromd -f --pid-file <$f>"
+done
+[ -f "$tmp/empty" ] && [ ! -s "$tmp/empty" ] || fail "the empty file was changed or removed"
+[ -L "$tmp/link" ] || fail "the symbolic link was removed"
+[ -e "$run/uromd.pid" ] && fail "refused starts left a pid file in $run"
 
 if [ "$fails" -ne 0 ]; then
 	echo "---- daemon log ----" >&2

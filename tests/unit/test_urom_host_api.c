@@ -1,6 +1,7 @@
 /*
  * libdoca_urom without a daemon: argument and state checks of every call, the setters'
- * validation (powers of two, environment rules), the service file parser, and a service start
+ * validation (powers of two, environment rules), the service file parser (and the kinds of file
+ * it refuses: FIFO, device, directory, oversized), and a service start
  * against a port where nothing listens (NOT_CONNECTED naming the address, within the timeout).
  * The daemon-backed flows are in tests/integration.
  * SPDX-License-Identifier: BSD-3-Clause
@@ -10,7 +11,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -19,6 +23,7 @@
 #include "doca_log.h"
 #include "doca_pe.h"
 #include "doca_urom.h"
+#include "sdp_config.h"
 #include "sdp_urom_host.h"
 #include "softdpu/ctx.h"
 #include "softdpu/urom.h"
@@ -229,10 +234,11 @@ static void test_hostport_parse(void)
 	char host[64];
 	uint16_t port = 0;
 
-	T_OK(sdp_urom_hostport_parse("dpu1", 18515, host, sizeof(host), &port));
+	T_OK(sdp_urom_hostport_parse("dpu1", SDP_UROM_DEFAULT_PORT, host, sizeof(host), &port));
 	T_EQ_STR(host, "dpu1");
-	T_EQ_INT(port, 18515);
-	T_OK(sdp_urom_hostport_parse("10.0.0.2:7000", 18515, host, sizeof(host), &port));
+	T_EQ_INT(port, SDP_UROM_DEFAULT_PORT);
+	T_OK(sdp_urom_hostport_parse("10.0.0.2:7000", SDP_UROM_DEFAULT_PORT, host, sizeof(host),
+				     &port));
 	T_EQ_STR(host, "10.0.0.2");
 	T_EQ_INT(port, 7000);
 	T_OK(sdp_urom_hostport_parse("[::1]:65535", 1, host, sizeof(host), &port));
@@ -306,7 +312,7 @@ static void test_service_file(void)
 	/* short PCI form on the caller's side, fully qualified host name, other case */
 	T_OK(sdp_urom_service_file_lookup(path, "APPHOST.example.org", "04:00.0", &addr));
 	T_EQ_STR(addr.host, "dpuD");
-	T_EQ_INT(addr.port, 18515);
+	T_EQ_INT(addr.port, SDP_UROM_DEFAULT_PORT);
 	T_EQ_STR(addr.net_devices, "eth9");
 
 	/* nothing for this host or device; output untouched */
@@ -340,7 +346,139 @@ static void test_service_file(void)
 	unsetenv("SOFTDPU_UROM_SERVICE_ADDR");
 	T_OK(sdp_urom_addr_resolve(NULL, &addr));
 	T_EQ_STR(addr.host, "127.0.0.1");
-	T_EQ_INT(addr.port, 18515);
+	T_EQ_INT(addr.port, SDP_UROM_DEFAULT_PORT);
+}
+
+#if defined(__SANITIZE_ADDRESS__)
+#define T_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define T_ASAN 1
+#endif
+#endif
+#ifndef T_ASAN
+#define T_ASAN 0
+#endif
+
+/*
+ * The lookup of `path` in a child bounded in time (5 s) and memory (1 GiB of address space, so
+ * a lookup that reads without a bound fails there instead of growing the test): its status, or
+ * -1 when the child was killed or did not exit.
+ */
+static int lookup_in_child(const char *path)
+{
+	struct sdp_urom_addr addr;
+	int wstatus = 0;
+	pid_t pid;
+
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		struct rlimit rl = {.rlim_cur = 1ul << 30, .rlim_max = 1ul << 30};
+
+		if (!T_ASAN)
+			setrlimit(RLIMIT_AS, &rl); /* ASan reserves far more address space */
+		alarm(5);
+		_exit((int)sdp_urom_service_file_lookup(path, "apphost", "0000:03:00.0", &addr));
+	}
+	if (waitpid(pid, &wstatus, 0) != pid || !WIFEXITED(wstatus))
+		return -1;
+	return WEXITSTATUS(wstatus);
+}
+
+/* Write `len` bytes of comment lines, then `tail`, to path. */
+static void write_big_file(const char *path, size_t len, const char *tail)
+{
+	static char line[64];
+	FILE *f = fopen(path, "w");
+	size_t done = 0, tail_len = strlen(tail);
+
+	if (f == NULL) {
+		t_fail("cannot create %s", path);
+		return;
+	}
+	memset(line, 'x', sizeof(line));
+	line[0] = '#';
+	line[sizeof(line) - 1] = '\n';
+	while (done + sizeof(line) <= len - tail_len) {
+		fwrite(line, 1, sizeof(line), f);
+		done += sizeof(line);
+	}
+	while (done < len - tail_len) {
+		fputc(done + 1 == len - tail_len ? '\n' : '#', f);
+		done++;
+	}
+	fputs(tail, f);
+	fclose(f);
+}
+
+/* Only a regular file of at most SDP_UROM_SERVICE_FILE_MAX bytes is read, without blocking. */
+static void test_service_file_kinds(void)
+{
+	static const char good_line[] = "apphost dpu dpuE:7001 03:00.0 dev1:1\n";
+	char dir[] = "/tmp/test_urom_host_api_kinds_XXXXXX", path[128];
+	struct sdp_urom_addr addr;
+	uint64_t t0;
+
+	if (mkdtemp(dir) == NULL) {
+		t_fail("mkdtemp failed");
+		return;
+	}
+	/* A regular file exactly at the bound, its matching line last: read. */
+	snprintf(path, sizeof(path), "%s/exact", dir);
+	write_big_file(path, SDP_UROM_SERVICE_FILE_MAX, good_line);
+	T_OK(sdp_urom_service_file_lookup(path, "apphost", "0000:03:00.0", &addr));
+	T_EQ_STR(addr.host, "dpuE");
+	/* One byte more: refused. */
+	write_big_file(path, SDP_UROM_SERVICE_FILE_MAX + 1, good_line);
+	T_EQ_INT(lookup_in_child(path), DOCA_ERROR_IO_FAILED);
+	unlink(path);
+
+	/* /dev/zero: refused at once (it used to grow the process without end). */
+	t0 = now_ms();
+	T_EQ_INT(lookup_in_child("/dev/zero"), DOCA_ERROR_IO_FAILED);
+	/* A FIFO nobody writes: refused at once (opening it used to block). */
+	snprintf(path, sizeof(path), "%s/fifo", dir);
+	T_EQ_INT(mkfifo(path, 0600), 0);
+	T_EQ_INT(lookup_in_child(path), DOCA_ERROR_IO_FAILED);
+	T_TRUE(now_ms() - t0 < 4000);
+	unlink(path);
+	/* A directory. */
+	T_EQ_INT(lookup_in_child(dir), DOCA_ERROR_IO_FAILED);
+	T_STATUS(sdp_urom_service_file_lookup(dir, "apphost", "0000:03:00.0", &addr),
+		 DOCA_ERROR_IO_FAILED);
+	rmdir(dir);
+}
+
+/*
+ * The default service address: one constant (sdp_urom_defaults.h) that the library and the
+ * configuration registry's help agree on, and not the port DOCA's urom_rdmo application
+ * hard-codes for its own side channel (18515, softdpu's default before).
+ */
+static void test_default_port(void)
+{
+	static char help[1 << 16];
+	struct sdp_urom_addr addr;
+	FILE *f = fmemopen(help, sizeof(help) - 1, "w");
+
+	T_TRUE(SDP_UROM_DEFAULT_PORT != 18515);
+	T_TRUE(SDP_UROM_DEFAULT_PORT > 60999); /* above Linux's default ephemeral range */
+	T_EQ_STR(SDP_UROM_DEFAULT_ADDR, "127.0.0.1:" SDP_UROM_DEFAULT_PORT_STR);
+	T_EQ_INT(atoi(SDP_UROM_DEFAULT_PORT_STR), SDP_UROM_DEFAULT_PORT);
+	unsetenv("SOFTDPU_UROM_SERVICE_ADDR");
+	unsetenv("DOCA_UROM_SERVICE_FILE");
+	T_OK(sdp_urom_addr_resolve(NULL, &addr));
+	T_EQ_STR(addr.host, SDP_UROM_DEFAULT_HOST);
+	T_EQ_INT(addr.port, SDP_UROM_DEFAULT_PORT);
+	if (f == NULL) {
+		t_fail("fmemopen failed");
+		return;
+	}
+	sdp_config_print(f);
+	fclose(f);
+	T_TRUE(strstr(help, "(empty: " SDP_UROM_DEFAULT_ADDR ")") != NULL);
 }
 
 /* Bind (without listening) a TCP port on loopback: nothing can be listening there. */
@@ -501,6 +639,8 @@ int main(void)
 	test_worker_setters();
 	test_hostport_parse();
 	test_service_file();
+	test_service_file_kinds();
+	test_default_port();
 	test_not_connected();
 	test_domain();
 	T_DONE();

@@ -1,12 +1,12 @@
 /*
  * softdpu-uromd over its wire protocol, without libdoca_urom: start a private daemon (port 0,
  * temporary run dir and secret), then as a raw host check the handshake (good secret, bad
- * secret, other protocol version), the WELCOME contents, spawn rules (id ANY, fixed id, attach
- * with a second dest id, env on a running id, env with a space, cpuset outside the service's,
- * --max-workers), gid queries, release (the worker exits), worker death (WORKER_EXIT to every
+ * secret, other protocol version), the WELCOME contents, spawn rules (an empty plugin mask, id
+ * ANY, fixed id, attach with a second dest id, env on a running id, env with a space, cpuset
+ * outside the service's, --max-workers), gid queries, release (the worker exits), worker death (WORKER_EXIT to every
  * owner, the service survives), the status document, and an orderly SIGTERM shutdown that
  * removes the pid and port files.
- *   test_uromd <softdpu-uromd> <softdpu-urom-worker>
+ *   test_uromd <softdpu-uromd> <softdpu-urom-worker> <plugin dir holding worker_graph.so>
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #include <arpa/inet.h>
@@ -291,7 +291,7 @@ static size_t json_array_len(struct json_object *root, const char *key)
 	return json_object_array_length(v);
 }
 
-static int start_daemon(const char *uromd, const char *worker)
+static int start_daemon(const char *uromd, const char *worker, const char *plugin_dir)
 {
 	int64_t deadline = now_ms() + 10000;
 	char buf[32];
@@ -313,7 +313,7 @@ static int start_daemon(const char *uromd, const char *worker)
 		dup2(fd, 2);
 		execl(uromd, uromd, "-f", "--listen", "127.0.0.1:0", "--run-dir", run_dir,
 		      "--secret-file", secret_file, "--max-workers", "2", "--cpuset", "0",
-		      "--plugin-path", tmpdir, "-l", "60", (char *)NULL);
+		      "--plugin-path", plugin_dir, "-l", "60", (char *)NULL);
 		_exit(127);
 	}
 	while (now_ms() < deadline) {
@@ -335,6 +335,24 @@ static int start_daemon(const char *uromd, const char *worker)
 	return -1;
 }
 
+/* How often needle occurs in the daemon's log. */
+static int log_count(const char *needle)
+{
+	static char buf[1 << 20];
+	size_t n;
+	int count = 0;
+	FILE *f = fopen(log_file, "r");
+
+	if (f == NULL)
+		return -1;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	for (const char *p = buf; (p = strstr(p, needle)) != NULL; p += strlen(needle))
+		count++;
+	return count;
+}
+
 static void dump_log(void)
 {
 	char cmd[300];
@@ -350,16 +368,16 @@ int main(int argc, char **argv)
 	struct sdp_urom_msg req, rep;
 	struct host h, bad;
 	struct json_object *st;
-	uint64_t any_id, dest7a, dest7b, any_dest;
+	uint64_t any_id, dest7a, dest7b, any_dest, graph = 1;
 	pid_t pid7 = 0, pid7b = 0, pid_any = 0;
 	int wstatus = 0;
 	uint32_t i;
 
-	if (argc != 3)
-		T_SKIP("usage: test_uromd <softdpu-uromd> <softdpu-urom-worker>");
+	if (argc != 4)
+		T_SKIP("usage: test_uromd <softdpu-uromd> <softdpu-urom-worker> <plugin dir>");
 	if (access(argv[2], X_OK) != 0)
 		T_SKIP("worker binary %s not built", argv[2]);
-	if (start_daemon(argv[1], argv[2]) != 0) {
+	if (start_daemon(argv[1], argv[2], argv[3]) != 0) {
 		dump_log();
 		t_fail("softdpu-uromd did not start");
 		T_DONE();
@@ -437,26 +455,30 @@ int main(int argc, char **argv)
 	T_EQ_INT(rep.hdr.type, SDP_UROM_MSG_WELCOME);
 	T_EQ_INT(rep.u.welcome.max_msg_size, 1024);
 	T_EQ_INT(rep.u.welcome.cpuset[0], 1);
-	T_EQ_INT(rep.u.welcome.num_plugins, 0);
+	T_EQ_INT(rep.u.welcome.num_plugins, 1); /* worker_graph */
+	graph = rep.u.welcome.num_plugins == 1 ? rep.u.welcome.plugins[0].id : 1;
 	st = status_json(&h);
 	T_EQ_INT(json_array_len(st, "workers"), 0);
 	json_object_put(st);
 
 	/* Refusals before anything runs. */
-	spawn_msg(&req, UINT64_MAX, 0, 1);
-	T_STATUS(spawn(&h, &req, &rep), DOCA_ERROR_INVALID_VALUE); /* no plugin 0x1 here */
-	spawn_msg(&req, 3, 0, 0);
+	spawn_msg(&req, UINT64_MAX, 0, graph << 1);
+	T_STATUS(spawn(&h, &req, &rep), DOCA_ERROR_INVALID_VALUE); /* no such plugin here */
+	spawn_msg(&req, UINT64_MAX, 0, 0);
+	T_STATUS(spawn(&h, &req, &rep), DOCA_ERROR_INVALID_VALUE); /* a worker without plugins */
+	T_TRUE(log_count("empty plugin mask") == 1);
+	spawn_msg(&req, 3, 0, graph);
 	req.u.spawn.has_cpuset = 1;
 	req.u.spawn.cpuset[0] = 0x22; /* CPUs 1 and 5: not in the service's "0" */
 	T_STATUS(spawn(&h, &req, &rep), DOCA_ERROR_INVALID_VALUE);
-	spawn_msg(&req, 3, 0, 0);
+	spawn_msg(&req, 3, 0, graph);
 	req.u.spawn.num_env = 1;
 	req.u.spawn.env[0].data = (const uint8_t *)"FOO=a b";
 	req.u.spawn.env[0].len = 7;
 	T_STATUS(spawn(&h, &req, &rep), DOCA_ERROR_INVALID_VALUE);
 
 	/* id ANY: a fresh id, a pid, the worker's address, a token, a dest id. */
-	spawn_msg(&req, UINT64_MAX, 0, 0);
+	spawn_msg(&req, UINT64_MAX, 0, graph);
 	req.u.spawn.has_cpuset = 1;
 	req.u.spawn.cpuset[0] = 1;
 	req.u.spawn.num_env = 1;
@@ -476,12 +498,12 @@ int main(int argc, char **argv)
 	T_TRUE(rep.u.spawn_reply.worker_addr.len > 0);
 
 	/* A fixed id, then the same id again: same process, another dest id. */
-	spawn_msg(&req, 7, 1, 0);
+	spawn_msg(&req, 7, 1, graph);
 	T_OK(spawn(&h, &req, &rep));
 	T_EQ_INT(rep.u.spawn_reply.worker_id, 7);
 	pid7 = (pid_t)rep.u.spawn_reply.pid;
 	dest7a = rep.u.spawn_reply.dest_id;
-	spawn_msg(&req, 7, 1, 0);
+	spawn_msg(&req, 7, 1, graph);
 	T_OK(spawn(&h, &req, &rep));
 	T_EQ_INT(rep.u.spawn_reply.pid, pid7);
 	dest7b = rep.u.spawn_reply.dest_id;
@@ -489,12 +511,12 @@ int main(int argc, char **argv)
 	T_TRUE(dest7a != any_dest);
 
 	/* An environment for a running id, and a third worker over --max-workers 2. */
-	spawn_msg(&req, 7, 1, 0);
+	spawn_msg(&req, 7, 1, graph);
 	req.u.spawn.num_env = 1;
 	req.u.spawn.env[0].data = (const uint8_t *)"X=1";
 	req.u.spawn.env[0].len = 3;
 	T_STATUS(spawn(&h, &req, &rep), DOCA_ERROR_BAD_STATE);
-	spawn_msg(&req, 9, 0, 0);
+	spawn_msg(&req, 9, 0, graph);
 	T_STATUS(spawn(&h, &req, &rep), DOCA_ERROR_FULL);
 
 	/* gid queries. */
@@ -562,7 +584,7 @@ int main(int argc, char **argv)
 	json_object_put(st);
 
 	/* Id 7 again: a new process. */
-	spawn_msg(&req, 7, 1, 0);
+	spawn_msg(&req, 7, 1, graph);
 	T_OK(spawn(&h, &req, &rep));
 	T_TRUE((pid_t)rep.u.spawn_reply.pid != pid7);
 	pid7 = (pid_t)rep.u.spawn_reply.pid;
@@ -580,7 +602,7 @@ int main(int argc, char **argv)
 	T_OK(host_send(&h, &req));
 	T_OK(host_recv(&h, &rep, WAIT_MS));
 	T_EQ_INT(rep.u.release_reply.status, DOCA_SUCCESS);
-	spawn_msg(&req, 7, 1, 0);
+	spawn_msg(&req, 7, 1, graph);
 	T_OK(spawn(&h, &req, &rep));
 	pid7b = (pid_t)rep.u.spawn_reply.pid;
 	T_TRUE(pid7b != pid7);

@@ -1,18 +1,19 @@
 /*
  * libdoca_urom: where the UROM service is. DOCA_UROM_SERVICE_FILE (DOCA's), then softdpu's
- * SOFTDPU_UROM_SERVICE_ADDR, then the local default 127.0.0.1:18515.
+ * SOFTDPU_UROM_SERVICE_ADDR, then the local default SDP_UROM_DEFAULT_ADDR (sdp_urom_defaults.h).
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
-#include <ifaddrs.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -103,6 +104,70 @@ doca_error_t sdp_urom_hostport_parse(const char *str, uint16_t default_port, cha
 	return DOCA_SUCCESS;
 }
 
+/*
+ * Read the whole service file into a NUL-terminated malloc'd buffer (*len_p bytes). Opened without blocking
+ * (a FIFO or a device cannot hold the caller past its connect timeout) and accepted only as a
+ * regular file of at most SDP_UROM_SERVICE_FILE_MAX bytes (/dev/zero cannot grow the process).
+ */
+static doca_error_t service_file_read(const char *path, char **text_p, size_t *len_p)
+{
+	struct stat st;
+	size_t len = 0;
+	char *text;
+	int fd, err;
+
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0) {
+		err = errno;
+		sdp_error("failed to open the UROM service file %s (DOCA_UROM_SERVICE_FILE): %s",
+			  path, strerror(err));
+		return err == ENOENT		       ? DOCA_ERROR_NOT_FOUND :
+		       (err == EACCES || err == EPERM) ? DOCA_ERROR_NOT_PERMITTED :
+							 DOCA_ERROR_IO_FAILED;
+	}
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		sdp_error("the UROM service file %s (DOCA_UROM_SERVICE_FILE) is not a regular file "
+			  "(a directory, FIFO, socket or device); refused",
+			  path);
+		close(fd);
+		return DOCA_ERROR_IO_FAILED;
+	}
+	text = malloc(SDP_UROM_SERVICE_FILE_MAX + 1);
+	if (text == NULL) {
+		sdp_error("out of memory reading the UROM service file %s", path);
+		close(fd);
+		return DOCA_ERROR_NO_MEMORY;
+	}
+	/* One byte more than allowed tells an oversized file (st_size may be 0 for /proc files). */
+	while (len <= SDP_UROM_SERVICE_FILE_MAX) {
+		ssize_t n = read(fd, text + len, SDP_UROM_SERVICE_FILE_MAX + 1 - len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			sdp_error("failed to read the UROM service file %s: %m", path);
+			free(text);
+			close(fd);
+			return DOCA_ERROR_IO_FAILED;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	if (len > SDP_UROM_SERVICE_FILE_MAX) {
+		sdp_error("the UROM service file %s (DOCA_UROM_SERVICE_FILE) is larger than %u "
+			  "bytes; refused",
+			  path, SDP_UROM_SERVICE_FILE_MAX);
+		free(text);
+		return DOCA_ERROR_IO_FAILED;
+	}
+	text[len] = '\0';
+	*text_p = text;
+	*len_p = len;
+	return DOCA_SUCCESS;
+}
+
 /* Equal host names, or `line_name` is the short form (before the first dot) of `hostname`. */
 static int host_matches(const char *line_name, const char *hostname)
 {
@@ -120,10 +185,9 @@ doca_error_t sdp_urom_service_file_lookup(const char *path, const char *hostname
 	char want_pci[DOCA_DEVINFO_PCI_ADDR_SIZE], line_pci[DOCA_DEVINFO_PCI_ADDR_SIZE];
 	struct sdp_urom_addr addr;
 	doca_error_t status;
-	char *line = NULL;
-	size_t line_cap = 0;
+	char *text = NULL, *line, *next, *end;
+	size_t len = 0;
 	unsigned int lineno = 0;
-	FILE *file;
 	int found = 0;
 
 	if (path == NULL || hostname == NULL || pci_addr == NULL || addr_p == NULL) {
@@ -137,21 +201,20 @@ doca_error_t sdp_urom_service_file_lookup(const char *path, const char *hostname
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 
-	file = fopen(path, "re");
-	if (file == NULL) {
-		int err = errno;
+	status = service_file_read(path, &text, &len);
+	if (status != DOCA_SUCCESS)
+		return status;
 
-		sdp_error("failed to open the UROM service file %s (DOCA_UROM_SERVICE_FILE): %m",
-			  path);
-		return err == ENOENT		       ? DOCA_ERROR_NOT_FOUND :
-		       (err == EACCES || err == EPERM) ? DOCA_ERROR_NOT_PERMITTED :
-							 DOCA_ERROR_IO_FAILED;
-	}
-
-	while (!found && getline(&line, &line_cap, file) >= 0) {
+	end = text + len;
+	for (line = text; !found && line < end; line = next) {
 		char *fields[6], *save = NULL, *tok;
 		int n = 0;
 
+		next = memchr(line, '\n', (size_t)(end - line));
+		if (next != NULL)
+			*next++ = '\0';
+		else
+			next = end;
 		lineno++;
 		for (tok = strtok_r(line, " \t\r\n", &save); tok != NULL && n < 6;
 		     tok = strtok_r(NULL, " \t\r\n", &save))
@@ -195,8 +258,7 @@ doca_error_t sdp_urom_service_file_lookup(const char *path, const char *hostname
 		snprintf(addr.origin, sizeof(addr.origin), "%s:%u", path, lineno);
 		found = 1;
 	}
-	free(line);
-	fclose(file);
+	free(text);
 
 	if (!found) {
 		sdp_error("no line of the UROM service file %s matches host %s and device %s", path,
@@ -206,41 +268,6 @@ doca_error_t sdp_urom_service_file_lookup(const char *path, const char *hostname
 	}
 	*addr_p = addr;
 	return DOCA_SUCCESS;
-}
-
-doca_error_t sdp_urom_local_ifname(const struct sockaddr *sa, char *name, size_t size)
-{
-	struct ifaddrs *ifs, *ifa;
-	doca_error_t status = DOCA_ERROR_NOT_FOUND;
-
-	if (getifaddrs(&ifs) != 0) {
-		sdp_warn("getifaddrs failed: %m");
-		return DOCA_ERROR_OPERATING_SYSTEM;
-	}
-	for (ifa = ifs; ifa != NULL; ifa = ifa->ifa_next) {
-		int match = 0;
-
-		if (ifa->ifa_addr == NULL || ifa->ifa_addr->sa_family != sa->sa_family)
-			continue;
-		if (sa->sa_family == AF_INET) {
-			const struct sockaddr_in *a = (const struct sockaddr_in *)sa;
-			const struct sockaddr_in *b = (const struct sockaddr_in *)ifa->ifa_addr;
-
-			match = a->sin_addr.s_addr == b->sin_addr.s_addr;
-		} else if (sa->sa_family == AF_INET6) {
-			const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)sa;
-			const struct sockaddr_in6 *b = (const struct sockaddr_in6 *)ifa->ifa_addr;
-
-			match = memcmp(&a->sin6_addr, &b->sin6_addr, sizeof(a->sin6_addr)) == 0;
-		}
-		if (match && strlen(ifa->ifa_name) < size) {
-			strcpy(name, ifa->ifa_name);
-			status = DOCA_SUCCESS;
-			break;
-		}
-	}
-	freeifaddrs(ifs);
-	return status;
 }
 
 doca_error_t sdp_urom_addr_resolve(const char *pci_addr, struct sdp_urom_addr *addr_p)

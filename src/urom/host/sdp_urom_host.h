@@ -31,20 +31,20 @@
 #include "sdp_list.h"
 #include "sdp_ucx.h"
 #include "sdp_urom_chan.h"
+#include "sdp_urom_defaults.h"
+#include "sdp_urom_hdr.h"
 #include "sdp_urom_proto.h"
 
-#define SDP_UROM_DEFAULT_HOST "127.0.0.1"
-#define SDP_UROM_DEFAULT_PORT 18515
 #define SDP_UROM_DEFAULT_MSG_SIZE 4096
 #define SDP_UROM_DEFAULT_MAX_INFLIGHT 128
-#define SDP_UROM_CMD_HDR_LEN 24	   /* struct urom_worker_cmd without payload */
-#define SDP_UROM_NOTIFY_HDR_LEN 32 /* struct urom_worker_notify without payload */
 #define SDP_UROM_MIN_MSG_SIZE 64
 #define SDP_UROM_MAX_MSG_SIZE (64u << 20)
 #define SDP_UROM_SPAWN_TIMEOUT_MIN_MS 10000
 #define SDP_UROM_CLOSE_TIMEOUT_MS 200
 #define SDP_UROM_ADDR_HOST_MAX 256
 #define SDP_UROM_NET_DEVICES_MAX 256
+/* Largest DOCA_UROM_SERVICE_FILE read (a larger one is refused: docs/environment.md). */
+#define SDP_UROM_SERVICE_FILE_MAX (1u << 20)
 /*
  * Progressing the service connection costs a system call (a recv on its socket), so progress ops that have no reply to wait for look at it only every
  * SDP_UROM_SVC_POLL_CALLS calls, and at most every SDP_UROM_SVC_POLL_MS: unsolicited news
@@ -83,13 +83,10 @@ doca_error_t sdp_urom_service_file_lookup(const char *path, const char *hostname
 /*
  * The service address for a device of PCI address pci_addr (NULL when no device was set):
  * DOCA_UROM_SERVICE_FILE if set (a device is then required), else SOFTDPU_UROM_SERVICE_ADDR,
- * else 127.0.0.1:18515. Without net,devs from the file, NET_DEVICES becomes the interface
- * that holds the service's address when it is a local one. Errors are logged.
+ * else SDP_UROM_DEFAULT_ADDR. net,devs from the file (NET_DEVICES of the worker contexts' UCX)
+ * lands in addr_p->net_devices, "" without one. Errors are logged.
  */
 doca_error_t sdp_urom_addr_resolve(const char *pci_addr, struct sdp_urom_addr *addr_p);
-
-/* The interface that owns a local IP address ("lo" for 127.0.0.1); NOT_FOUND when none. */
-doca_error_t sdp_urom_local_ifname(const struct sockaddr *sa, char *name, size_t size);
 
 /* Milliseconds on CLOCK_MONOTONIC. */
 uint64_t sdp_urom_now_ms(void);

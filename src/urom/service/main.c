@@ -2,7 +2,8 @@
  * softdpu-uromd: the UROM offload service.
  *
  * Start-up order: options (libdoca_argp) -> run directory -> pid file lock (refuse when a live
- * daemon holds it) -> secret -> plugin scan (child process) -> daemon mode (double fork,
+ * daemon holds it) -> plugin scan (child process, before the secret is in memory) -> secret ->
+ * daemon mode (double fork,
  * setsid, log to <run dir>/uromd.log) -> pid file content -> signals (signalfd) -> UCP listener
  * -> uromd.port / uromd.listen -> "ready" to the launcher -> event loop.
  *
@@ -35,6 +36,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <sodium.h>
 
 #include "doca_argp.h"
 #include "doca_log.h"
@@ -134,6 +137,12 @@ static doca_error_t opt_foreground(void *param, void *config)
 	return DOCA_SUCCESS;
 }
 
+static doca_error_t opt_allow_loader_env(void *param, void *config)
+{
+	((struct uromd_config *)config)->allow_loader_env = *(bool *)param;
+	return DOCA_SUCCESS;
+}
+
 static doca_error_t opt_pid_file(void *param, void *config)
 {
 	return opt_str(&((struct uromd_config *)config)->pid_file, param);
@@ -216,11 +225,11 @@ static doca_error_t uromd_parse_args(struct uromd *d, int argc, char **argv)
 	if ((status = opt_register("m", "max-msg-size", "<bytes>",
 				   "Maximum UROM message size (default 4096)", DOCA_ARGP_TYPE_INT,
 				   opt_max_msg_size)) != DOCA_SUCCESS ||
-	    (status =
-		     opt_register(NULL, "listen", "<host:port>",
-				  "Service address (default 127.0.0.1:18515; port 0 = any, written "
-				  "to <run dir>/uromd.port)",
-				  DOCA_ARGP_TYPE_STRING, opt_listen)) != DOCA_SUCCESS ||
+	    (status = opt_register(NULL, "listen", "<host:port>",
+				   "Service address (default " SDP_UROM_DEFAULT_ADDR
+				   "; port 0 = any, written "
+				   "to <run dir>/uromd.port)",
+				   DOCA_ARGP_TYPE_STRING, opt_listen)) != DOCA_SUCCESS ||
 	    (status = opt_register(NULL, "max-workers", "<n>",
 				   "Most workers the service runs at once (default 0 = no limit)",
 				   DOCA_ARGP_TYPE_INT, opt_max_workers)) != DOCA_SUCCESS ||
@@ -233,6 +242,11 @@ static doca_error_t uromd_parse_args(struct uromd *d, int argc, char **argv)
 	    (status = opt_register("f", "foreground", NULL,
 				   "Stay in the foreground, log to stderr (default: daemon mode)",
 				   DOCA_ARGP_TYPE_BOOLEAN, opt_foreground)) != DOCA_SUCCESS ||
+	    (status = opt_register(NULL, "allow-loader-env", NULL,
+				   "Let hosts set loader variables (LD_PRELOAD, LD_LIBRARY_PATH, "
+				   "GCONV_PATH, ...) in the environment of workers they spawn "
+				   "(default: such a spawn is refused)",
+				   DOCA_ARGP_TYPE_BOOLEAN, opt_allow_loader_env)) != DOCA_SUCCESS ||
 	    (status = opt_register(NULL, "pid-file", "<path>",
 				   "Pid file (default <run dir>/uromd.pid)", DOCA_ARGP_TYPE_STRING,
 				   opt_pid_file)) != DOCA_SUCCESS ||
@@ -265,7 +279,7 @@ static doca_error_t uromd_parse_args(struct uromd *d, int argc, char **argv)
 	doca_log_level_set_global_sdk_limit(level);
 	d->cfg.log_level = level;
 
-	if (d->cfg.listen == NULL && opt_str(&d->cfg.listen, "127.0.0.1:18515") != DOCA_SUCCESS)
+	if (d->cfg.listen == NULL && opt_str(&d->cfg.listen, SDP_UROM_DEFAULT_ADDR) != DOCA_SUCCESS)
 		return DOCA_ERROR_NO_MEMORY;
 	return uromd_parse_listen(&d->cfg);
 }
@@ -283,38 +297,6 @@ static void uromd_config_fini(struct uromd_config *cfg)
 
 /* ---- files -------------------------------------------------------------------------------- */
 
-/* Lock the pid file; refuse when a live daemon holds it. Returns the locked fd. */
-static doca_error_t uromd_pid_lock(const char *path, int *fd_p)
-{
-	char buf[32];
-	ssize_t n;
-	int fd;
-
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		sdp_error("failed to open pid file %s: %m", path);
-		return errno == EACCES ? DOCA_ERROR_NOT_PERMITTED : DOCA_ERROR_IO_FAILED;
-	}
-	n = pread(fd, buf, sizeof(buf) - 1, 0);
-	buf[n > 0 ? n : 0] = '\0';
-	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-		if (errno == EWOULDBLOCK)
-			sdp_error("softdpu-uromd is already running (pid %ld, pid file %s)",
-				  strtol(buf, NULL, 10), path);
-		else
-			sdp_error("failed to lock pid file %s: %m", path);
-		close(fd);
-		return DOCA_ERROR_IN_USE;
-	}
-	if (n > 0 && buf[0] != '\n')
-		sdp_warn(
-			"pid file %s names pid %ld, which is not a running softdpu-uromd; replacing "
-			"it",
-			path, strtol(buf, NULL, 10));
-	*fd_p = fd;
-	return DOCA_SUCCESS;
-}
-
 static doca_error_t uromd_pid_write(int fd, const char *path)
 {
 	char buf[32];
@@ -324,6 +306,74 @@ static doca_error_t uromd_pid_write(int fd, const char *path)
 		sdp_error("failed to write pid file %s: %m", path);
 		return DOCA_ERROR_IO_FAILED;
 	}
+	return DOCA_SUCCESS;
+}
+
+/* Create the pid file, lock it and write this process's pid. -1 (errno set) when it exists. */
+static int uromd_pid_create(const char *path, int *fd_p, doca_error_t *status_p)
+{
+	int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+
+	if (fd < 0)
+		return -1;
+	/* Nobody else locks a file without a pid in it (sdp_uromd_pid_file_claim refuses it). */
+	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+		sdp_error("failed to lock the pid file %s just created: %m", path);
+		close(fd);
+		*status_p = DOCA_ERROR_IN_USE;
+		return 0;
+	}
+	*status_p = uromd_pid_write(fd, path);
+	if (*status_p != DOCA_SUCCESS) {
+		unlink(path); /* ours: just created */
+		close(fd);
+		return 0;
+	}
+	*fd_p = fd;
+	return 0;
+}
+
+/*
+ * Lock the pid file (see uromd_paths.h): a new one is created, a stale one of softdpu's taken
+ * over; a live daemon's, or a file that is not a pid file, is refused and left as it is. The
+ * pid is written at once (rewritten by the daemon process after daemonizing), so the file never
+ * stays without a pid. Returns the locked fd.
+ */
+static doca_error_t uromd_pid_lock(const char *path, int *fd_p)
+{
+	doca_error_t status = DOCA_ERROR_AGAIN;
+	pid_t old = 0;
+	int fd = -1;
+
+	/* Twice at most: a stale file removed by `softdpu service stop` meanwhile. */
+	for (int tries = 0; tries < 2 && status == DOCA_ERROR_AGAIN; tries++) {
+		if (uromd_pid_create(path, fd_p, &status) == 0)
+			return status;
+		if (errno != EEXIST) {
+			int err = errno;
+
+			sdp_error("failed to create pid file %s: %s", path, strerror(err));
+			return err == EACCES || err == EPERM ? DOCA_ERROR_NOT_PERMITTED :
+							       DOCA_ERROR_IO_FAILED;
+		}
+		status = sdp_uromd_pid_file_claim(path, O_RDWR, &fd, &old);
+		if (status == DOCA_ERROR_NOT_FOUND) {
+			if (tries == 1)
+				sdp_error("pid file %s keeps appearing and vanishing; try again",
+					  path);
+			status = DOCA_ERROR_AGAIN;
+		}
+	}
+	if (status != DOCA_SUCCESS)
+		return status; /* logged */
+	sdp_warn("pid file %s names pid %d, which is not a running softdpu-uromd; replacing it",
+		 path, (int)old);
+	status = uromd_pid_write(fd, path);
+	if (status != DOCA_SUCCESS) {
+		close(fd);
+		return status;
+	}
+	*fd_p = fd;
 	return DOCA_SUCCESS;
 }
 
@@ -532,6 +582,7 @@ static doca_error_t uromd_daemonize(struct uromd *d)
 	}
 	if (pid > 0) {
 		close(pfd[1]);
+		sodium_memzero(d->secret, sizeof(d->secret)); /* the launcher needs none */
 		uromd_launcher(pfd[0], pid, log_path);
 	}
 	close(pfd[0]);
@@ -751,13 +802,22 @@ int main(int argc, char **argv)
 
 	if (uromd_pid_lock(d.pid_path, &pid_fd) != DOCA_SUCCESS)
 		goto out;
-	if (sdp_urom_secret_load_or_create(secret_path, d.secret) != DOCA_SUCCESS)
-		goto out_unlink;
 	uromd_find_worker(&d);
+	/* Before the secret is loaded: the scanner child runs plugin code in a copy of us. */
 	plugin_path = d.cfg.plugin_path ? d.cfg.plugin_path :
 					  sdp_config_get_string(SDP_CFG_UROM_PLUGIN_PATH);
 	if (uromd_scan_plugins(plugin_path, &d.scan) != DOCA_SUCCESS)
 		goto out_unlink;
+	if (sdp_urom_secret_load_or_create(secret_path, d.secret) != DOCA_SUCCESS)
+		goto out_unlink;
+	/* Where the secret is, so that `softdpu service status` finds the one given here. */
+	snprintf(text, sizeof(text), "%s\n", secret_path);
+	snprintf(d.secret_rec_path, sizeof(d.secret_rec_path), "%s/%s", d.run_dir,
+		 SDP_UROMD_SECRET_PATH_FILE);
+	if (uromd_write_file(d.secret_rec_path, text) != DOCA_SUCCESS) {
+		d.secret_rec_path[0] = '\0';
+		goto out_unlink;
+	}
 
 	if (!d.cfg.foreground && uromd_daemonize(&d) != DOCA_SUCCESS)
 		goto out_unlink;
@@ -796,6 +856,10 @@ int main(int argc, char **argv)
 		 "%" PRIu64 ", run dir %s",
 		 SOFTDPU_VERSION, (int)getpid(), d.cfg.listen_host[0] ? d.cfg.listen_host : "*",
 		 d.bound_port, d.scan.num_plugins, d.cfg.max_msg_size, d.run_dir);
+	if (d.cfg.allow_loader_env)
+		sdp_warn("--allow-loader-env: hosts may set loader variables (LD_PRELOAD, "
+			 "LD_LIBRARY_PATH, ...) for the workers they spawn, i.e. make them run "
+			 "code of their choosing");
 	uromd_report_ready();
 
 	if (uromd_loop(&d, sigfd) == DOCA_SUCCESS)
@@ -814,9 +878,12 @@ out_close_ep:
 out_close_sig:
 	close(sigfd);
 out_unlink:
+	if (d.secret_rec_path[0] != '\0')
+		unlink(d.secret_rec_path);
 	unlink(d.pid_path); /* ours: we hold its lock */
 	close(pid_fd);
 out:
+	sodium_memzero(d.secret, sizeof(d.secret));
 	uromd_scan_result_fini(&d.scan);
 	uromd_config_fini(&d.cfg);
 	return rc;

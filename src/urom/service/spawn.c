@@ -2,17 +2,20 @@
  * softdpu-uromd: worker processes.
  *
  * A worker is softdpu-urom-worker started with fork + execve:
- *   softdpu-urom-worker --ctrl-fd N --worker-id ID --max-msg-size M -l LEVEL so_path:id ...
- * fd N is the worker's end of a SOCK_SEQPACKET socketpair (the control channel: SW_READY from
+ *   softdpu-urom-worker --ctrl-fd 3 --worker-id ID --max-msg-size M -l LEVEL so_path:id ...
+ * fd 3 is the worker's end of a SOCK_SEQPACKET socketpair (the control channel: SW_READY from
  * the worker; SW_ADD_HOST, SW_DEL_HOST, SW_EXIT from the service). Its stdin is /dev/null, its
  * stdout and stderr go to <run dir>/worker-<id>-<pid>.log, one file per process: an id released
  * and asked for again while its old process still exits runs in two processes for a moment, and
  * their logs must not mix (the file is opened before fork under a name with a per-daemon spawn
- * number, then renamed once the pid is known). It runs in its own process group (a
+ * number, then renamed once the pid is known). It holds no other descriptor: the child closes
+ * everything else before execve (close_range, else a loop up to the descriptor limit), the
+ * service's listener and host connections included. It runs in its own process group (a
  * Ctrl-C on a foreground service does not reach it), pinned with sched_setaffinity to the
  * CPUs it asked for that exist, with the environment of the service plus the requested
- * variables. Everything the child needs is prepared before fork: between fork and execve it
- * only calls async-signal-safe functions (UCX may run threads in the service).
+ * variables (loader variables refused unless --allow-loader-env: spawn_env_is_loader).
+ * Everything the child needs is prepared before fork: between fork and execve it only calls
+ * async-signal-safe functions (UCX may run threads in the service).
  *
  * Each host connection using the worker is an owner with its own dest_id and token. The
  * SPAWN_REPLY carries the worker's UCP address, so it goes out once SW_READY arrived. When the
@@ -24,6 +27,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -32,11 +36,15 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <sodium.h>
 
 #include "sdp_log.h"
 #include "uromd.h"
@@ -46,11 +54,11 @@ SDP_LOG_COMPONENT("uromd");
 extern char **environ;
 
 #define CTRL_BUF_SIZE 65536
+/* The worker's end of its control socket (--ctrl-fd), right after stdin, stdout and stderr. */
+#define SPAWN_CTRL_FD 3
 
-static void spawn_set_reason(struct sdp_urom_msg *msg, struct sdp_urom_bytes *field,
-			     const char *reason)
+static void spawn_set_reason(struct sdp_urom_bytes *field, const char *reason)
 {
-	(void)msg;
 	field->data = (const uint8_t *)reason;
 	field->len = (uint32_t)strlen(reason);
 }
@@ -66,7 +74,7 @@ static void spawn_reply_error(struct uromd *d, struct uromd_conn *conn, uint64_t
 	msg.hdr.req_id = req_id;
 	msg.u.spawn_reply.status = (uint32_t)status;
 	msg.u.spawn_reply.worker_id = worker_id;
-	spawn_set_reason(&msg, &msg.u.spawn_reply.reason, reason);
+	spawn_set_reason(&msg.u.spawn_reply.reason, reason);
 	uromd_conn_send(d, conn, &msg);
 }
 
@@ -236,6 +244,71 @@ static int spawn_env_valid(const struct sdp_urom_bytes *e, char *why, size_t why
 	return 1;
 }
 
+/*
+ * Variables through which a host could make a worker load code or data of its choosing: the
+ * dynamic loader's (every LD_* name) and the ones glibc removes for secure-execution programs
+ * (its unsecvars list, MALLOC_* as a prefix; TMPDIR, also on that list, is left to hosts: it
+ * loads nothing), plus the module paths of the libraries a worker runs (UCX, softdpu's device
+ * providers). A SPAWN setting one is refused unless the service runs with --allow-loader-env.
+ * docs/urom-service.md lists them.
+ */
+static const char *const spawn_loader_prefixes[] = {"LD_", "MALLOC_"};
+static const char *const spawn_loader_names[] = {
+	"GCONV_PATH",
+	"GETCONF_DIR",
+	"GLIBC_TUNABLES",
+	"HOSTALIASES",
+	"LOCALDOMAIN",
+	"LOCPATH",
+	"NIS_PATH",
+	"NLSPATH",
+	"RESOLV_HOST_CONF",
+	"RES_OPTIONS",
+	"TZDIR",
+	"UCX_MODULE_DIR",
+	"SOFTDPU_PROVIDER_PATH",
+};
+
+/* 1 when the NAME=value entry e (already valid) sets a loader variable. */
+static int spawn_env_is_loader(const struct sdp_urom_bytes *e)
+{
+	size_t name_len = (size_t)((const uint8_t *)memchr(e->data, '=', e->len) - e->data);
+
+	for (size_t i = 0; i < sizeof(spawn_loader_prefixes) / sizeof(spawn_loader_prefixes[0]);
+	     i++) {
+		size_t plen = strlen(spawn_loader_prefixes[i]);
+
+		if (name_len >= plen && memcmp(e->data, spawn_loader_prefixes[i], plen) == 0)
+			return 1;
+	}
+	for (size_t i = 0; i < sizeof(spawn_loader_names) / sizeof(spawn_loader_names[0]); i++)
+		if (strlen(spawn_loader_names[i]) == name_len &&
+		    memcmp(e->data, spawn_loader_names[i], name_len) == 0)
+			return 1;
+	return 0;
+}
+
+/* Check the requested environment: INVALID_VALUE / NOT_PERMITTED with *why filled in. */
+static doca_error_t spawn_env_check(const struct uromd *d, const struct sdp_urom_msg *req,
+				    char *why, size_t why_size)
+{
+	for (uint32_t i = 0; i < req->u.spawn.num_env; i++) {
+		const struct sdp_urom_bytes *e = &req->u.spawn.env[i];
+
+		if (!spawn_env_valid(e, why, why_size))
+			return DOCA_ERROR_INVALID_VALUE;
+		if (!d->cfg.allow_loader_env && spawn_env_is_loader(e)) {
+			snprintf(
+				why, why_size,
+				"environment entry \"%.*s\" sets a loader variable, which this "
+				"service does not let hosts set (softdpu-uromd --allow-loader-env)",
+				(int)e->len, (const char *)e->data);
+			return DOCA_ERROR_NOT_PERMITTED;
+		}
+	}
+	return DOCA_SUCCESS;
+}
+
 static void spawn_free_strv(char **v)
 {
 	if (v == NULL)
@@ -317,6 +390,28 @@ err_free:
 	return NULL;
 }
 
+/* Close every descriptor from low up (async-signal-safe; max_fd bounds the fallback loop). */
+static void spawn_close_from(int low, int max_fd)
+{
+#ifdef SYS_close_range
+	if (syscall(SYS_close_range, (unsigned int)low, ~0U, 0) == 0)
+		return;
+#endif
+	for (int fd = low; fd < max_fd; fd++)
+		close(fd);
+}
+
+/* The bound of the fallback loop: the descriptor limit (every fd of the service is below it). */
+static int spawn_max_fd(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY ||
+	    rl.rlim_cur > INT_MAX)
+		return 1 << 20; /* Linux's default NR_OPEN */
+	return (int)rl.rlim_cur;
+}
+
 /*
  * Give the log file its final name, worker-<id>-<pid>.log (replacing a file of that name an
  * earlier process with the same pid left). On failure the spawn-numbered name stays: it is
@@ -341,6 +436,48 @@ static void spawn_log_name_pid(struct uromd_worker *w, const char *run_dir)
 	w->log_path = path;
 }
 
+/*
+ * The child between fork and execve (async-signal-safe calls only): stdin, stdout/stderr and
+ * the control socket become fds 0, 1, 2 and SPAWN_CTRL_FD, and every other descriptor is
+ * closed, so a worker holds none of the service's (its listener, host connections, other
+ * workers' control sockets, the epoll and signal fds), whether or not they are close-on-exec.
+ */
+static void __attribute__((noreturn))
+spawn_child_exec(int nullfd, int logfd, int ctrl_fd, int max_fd, const cpu_set_t *cs, char **argv,
+		 char **envp)
+{
+	static const char dup_msg[] = "softdpu-uromd: failed to set up the worker's descriptors\n";
+	static const char exec_msg[] = "softdpu-uromd: execve of the worker binary failed\n";
+	const int low = SPAWN_CTRL_FD + 1;
+	struct sigaction sa;
+	sigset_t none;
+	int n, l, c;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_DFL;
+	sigaction(SIGPIPE, &sa, NULL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	setpgid(0, 0);
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
+	/* Out of the way first: any of them may be 0..3 when the service started without them. */
+	n = fcntl(nullfd, F_DUPFD, low);
+	l = fcntl(logfd, F_DUPFD, low);
+	c = fcntl(ctrl_fd, F_DUPFD, low);
+	if (n < 0 || l < 0 || c < 0 || dup2(n, 0) < 0 || dup2(l, 1) < 0 || dup2(l, 2) < 0 ||
+	    dup2(c, SPAWN_CTRL_FD) < 0) {
+		if (write(2, dup_msg, sizeof(dup_msg) - 1) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	spawn_close_from(low, max_fd);
+	sched_setaffinity(0, sizeof(*cs), cs);
+	execve(argv[0], argv, envp);
+	if (write(2, exec_msg, sizeof(exec_msg) - 1) < 0)
+		_exit(127);
+	_exit(127);
+}
+
 /* Fork and exec the worker process; w->pid and w->ctrl_fd on success. */
 static doca_error_t spawn_process(struct uromd *d, struct uromd_worker *w,
 				  const struct sdp_urom_msg *req)
@@ -348,9 +485,8 @@ static doca_error_t spawn_process(struct uromd *d, struct uromd_worker *w,
 	struct uromd_cpuset want, pin;
 	struct epoll_event ev;
 	char **argv = NULL, **envp = NULL;
-	int sv[2], logfd, nullfd;
+	int sv[2], logfd, nullfd, max_fd = spawn_max_fd();
 	doca_error_t status;
-	sigset_t none;
 	cpu_set_t cs;
 	pid_t pid;
 
@@ -398,14 +534,13 @@ static doca_error_t spawn_process(struct uromd *d, struct uromd_worker *w,
 		status = DOCA_ERROR_OPERATING_SYSTEM;
 		goto err_close_null;
 	}
-	argv = spawn_build_argv(d, w, sv[1]);
+	argv = spawn_build_argv(d, w, SPAWN_CTRL_FD);
 	envp = spawn_build_env(req);
 	if (argv == NULL || envp == NULL) {
 		sdp_error("worker %" PRIu64 ": out of memory building its command line", w->id);
 		status = DOCA_ERROR_NO_MEMORY;
 		goto err_free;
 	}
-	sigemptyset(&none);
 
 	pid = fork();
 	if (pid < 0) {
@@ -413,26 +548,8 @@ static doca_error_t spawn_process(struct uromd *d, struct uromd_worker *w,
 		status = DOCA_ERROR_OPERATING_SYSTEM;
 		goto err_free;
 	}
-	if (pid == 0) {
-		static const char msg[] = "softdpu-uromd: execve of the worker binary failed\n";
-		struct sigaction sa;
-
-		memset(&sa, 0, sizeof(sa));
-		sa.sa_handler = SIG_DFL;
-		sigaction(SIGPIPE, &sa, NULL);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		setpgid(0, 0);
-		prctl(PR_SET_PDEATHSIG, SIGTERM);
-		dup2(nullfd, 0);
-		dup2(logfd, 1);
-		dup2(logfd, 2);
-		fcntl(sv[1], F_SETFD, 0);
-		sched_setaffinity(0, sizeof(cs), &cs);
-		execve(argv[0], argv, envp);
-		if (write(2, msg, sizeof(msg) - 1) < 0)
-			_exit(127);
-		_exit(127);
-	}
+	if (pid == 0)
+		spawn_child_exec(nullfd, logfd, sv[1], max_fd, &cs, argv, envp);
 	close(sv[1]);
 	w->pid = pid;
 	spawn_log_name_pid(w, d->run_dir);
@@ -471,6 +588,9 @@ err_close_log:
 
 static void spawn_worker_free(struct uromd_worker *w)
 {
+	/* The owners' tokens are credentials for the worker: not left in freed memory. */
+	if (w->owners != NULL)
+		sodium_memzero(w->owners, w->cap_owners * sizeof(*w->owners));
 	free(w->owners);
 	free(w->addr);
 	free(w->log_path);
@@ -488,6 +608,14 @@ void uromd_worker_spawn_request(struct uromd *d, struct uromd_conn *conn,
 
 	for (size_t i = 0; i < d->scan.num_plugins; i++)
 		known |= d->scan.plugins[i].id;
+	if (req->u.spawn.plugins == 0) {
+		snprintf(why, sizeof(why),
+			 "empty plugin mask: a worker runs at least one plugin (the service has "
+			 "%#" PRIx64 ")",
+			 known);
+		status = DOCA_ERROR_INVALID_VALUE;
+		goto err_reply;
+	}
 	if (req->u.spawn.plugins & ~known) {
 		snprintf(why, sizeof(why),
 			 "plugin mask %#" PRIx64
@@ -497,12 +625,9 @@ void uromd_worker_spawn_request(struct uromd *d, struct uromd_conn *conn,
 		status = DOCA_ERROR_INVALID_VALUE;
 		goto err_reply;
 	}
-	for (uint32_t i = 0; i < req->u.spawn.num_env; i++) {
-		if (!spawn_env_valid(&req->u.spawn.env[i], why, sizeof(why))) {
-			status = DOCA_ERROR_INVALID_VALUE;
-			goto err_reply;
-		}
-	}
+	status = spawn_env_check(d, req, why, sizeof(why));
+	if (status != DOCA_SUCCESS)
+		goto err_reply;
 	if (req->u.spawn.has_cpuset) {
 		struct uromd_cpuset want;
 
@@ -596,7 +721,6 @@ void uromd_worker_spawn_request(struct uromd *d, struct uromd_conn *conn,
 	w->plugins = req->u.spawn.plugins;
 	w->ctrl_fd = -1;
 	w->state = UROMD_WORKER_STARTING;
-	w->has_env = req->u.spawn.num_env != 0;
 	status = spawn_process(d, w, req);
 	if (status != DOCA_SUCCESS) {
 		spawn_worker_free(w);
@@ -630,27 +754,85 @@ static void spawn_owner_remove(struct uromd_worker *w, size_t i)
 {
 	spawn_ctrl_simple(w, SDP_UROM_MSG_SW_DEL_HOST, w->owners[i].dest_id, NULL);
 	w->owners[i] = w->owners[--w->num_owners];
+	sodium_memzero(&w->owners[w->num_owners], sizeof(w->owners[0]));
 	if (w->num_owners == 0)
 		spawn_worker_exit(w);
+}
+
+/* Remember that conn used worker w (dest dest_id) when it died (see struct uromd_gone). */
+static void spawn_gone_add(struct uromd *d, struct uromd_conn *conn, uint64_t worker_id,
+			   uint64_t dest_id)
+{
+	if (d->num_gone == UROMD_GONE_MAX) {
+		memmove(d->gone, d->gone + 1, (d->num_gone - 1) * sizeof(*d->gone));
+		d->num_gone--;
+	}
+	if (d->num_gone == d->cap_gone) {
+		size_t ncap = d->cap_gone ? d->cap_gone * 2 : 8;
+		struct uromd_gone *ng = realloc(d->gone, ncap * sizeof(*ng));
+
+		if (ng == NULL)
+			return; /* its RELEASE is then answered NOT_FOUND, with a warning */
+		d->gone = ng;
+		d->cap_gone = ncap;
+	}
+	d->gone[d->num_gone].conn = conn;
+	d->gone[d->num_gone].worker_id = worker_id;
+	d->gone[d->num_gone].dest_id = dest_id;
+	d->num_gone++;
+}
+
+/* Forget entry i of d->gone (the array goes when empty). */
+static void spawn_gone_remove(struct uromd *d, size_t i)
+{
+	/* In order: the oldest is dropped first when the list is full. */
+	memmove(d->gone + i, d->gone + i + 1, (d->num_gone - i - 1) * sizeof(*d->gone));
+	if (--d->num_gone == 0) {
+		free(d->gone);
+		d->gone = NULL;
+		d->cap_gone = 0;
+	}
+}
+
+/*
+ * conn's RELEASE of (worker_id, dest_id): a live worker that has this owner (running, or
+ * exiting but not reaped yet), else a dead one it was told about. NOT_FOUND otherwise.
+ */
+static doca_error_t spawn_release(struct uromd *d, struct uromd_conn *conn, uint64_t worker_id,
+				  uint64_t dest_id)
+{
+	for (struct uromd_worker *w = d->workers; w != NULL; w = w->next) {
+		if (w->id != worker_id || w->state == UROMD_WORKER_DEAD)
+			continue;
+		for (size_t i = 0; i < w->num_owners; i++) {
+			if (w->owners[i].conn == conn && w->owners[i].dest_id == dest_id) {
+				sdp_info("host %s released worker %" PRIu64 " (dest %" PRIu64 ")",
+					 conn->peer, w->id, dest_id);
+				spawn_owner_remove(w, i);
+				return DOCA_SUCCESS;
+			}
+		}
+	}
+	for (size_t i = 0; i < d->num_gone; i++) {
+		if (d->gone[i].conn == conn && d->gone[i].worker_id == worker_id &&
+		    d->gone[i].dest_id == dest_id) {
+			sdp_debug("host %s released worker %" PRIu64 " (dest %" PRIu64
+				  "), which had died already",
+				  conn->peer, worker_id, dest_id);
+			spawn_gone_remove(d, i);
+			return DOCA_SUCCESS;
+		}
+	}
+	return DOCA_ERROR_NOT_FOUND;
 }
 
 void uromd_worker_release_request(struct uromd *d, struct uromd_conn *conn,
 				  const struct sdp_urom_msg *req)
 {
 	struct sdp_urom_msg msg;
-	struct uromd_worker *w;
-	doca_error_t status = DOCA_ERROR_NOT_FOUND;
+	doca_error_t status;
 
-	w = uromd_worker_find(d, req->u.release.worker_id);
-	for (size_t i = 0; w != NULL && i < w->num_owners; i++) {
-		if (w->owners[i].conn == conn && w->owners[i].dest_id == req->u.release.dest_id) {
-			sdp_info("host %s released worker %" PRIu64 " (dest %" PRIu64 ")",
-				 conn->peer, w->id, req->u.release.dest_id);
-			spawn_owner_remove(w, i);
-			status = DOCA_SUCCESS;
-			break;
-		}
-	}
+	status = spawn_release(d, conn, req->u.release.worker_id, req->u.release.dest_id);
 	if (status != DOCA_SUCCESS)
 		sdp_warn("host %s released worker %" PRIu64 " dest %" PRIu64
 			 ", which it does not use",
@@ -664,6 +846,12 @@ void uromd_worker_release_request(struct uromd *d, struct uromd_conn *conn,
 
 void uromd_worker_drop_conn(struct uromd *d, struct uromd_conn *conn)
 {
+	for (size_t i = 0; i < d->num_gone;) {
+		if (d->gone[i].conn == conn)
+			spawn_gone_remove(d, i);
+		else
+			i++;
+	}
 	for (struct uromd_worker *w = d->workers; w != NULL; w = w->next) {
 		size_t i = 0;
 
@@ -803,6 +991,7 @@ static void spawn_worker_died(struct uromd *d, struct uromd_worker *w, int wstat
 			msg.u.worker_exit.worker_id = w->id;
 			msg.u.worker_exit.exit_status = wstatus;
 			uromd_conn_send(d, o->conn, &msg);
+			spawn_gone_add(d, o->conn, w->id, o->dest_id);
 		}
 	}
 	for (pp = &d->workers; *pp != NULL; pp = &(*pp)->next)

@@ -21,11 +21,11 @@
 #include <sys/types.h>
 
 #include "doca_error.h"
+#include "sdp_urom_defaults.h"
 #include "sdp_urom_auth.h"
 #include "sdp_urom_chan.h"
 #include "sdp_urom_proto.h"
 
-#define UROMD_DEFAULT_PORT 18515
 #define UROMD_DEFAULT_MSG_SIZE 4096
 #define UROMD_MIN_MSG_SIZE 64
 #define UROMD_MAX_MSG_SIZE (16u << 20)
@@ -96,6 +96,19 @@ enum uromd_ev_kind {
 	UROMD_EV_SIGNAL,
 };
 
+/*
+ * A host's use of a worker that died: the host was told (WORKER_EXIT) and will release it when
+ * its worker context stops. Kept until that RELEASE or the connection's end, so the RELEASE is
+ * answered as done instead of as a mistake (at most UROMD_GONE_MAX, the oldest dropped first).
+ */
+struct uromd_gone {
+	struct uromd_conn *conn;
+	uint64_t worker_id;
+	uint64_t dest_id;
+};
+
+#define UROMD_GONE_MAX 4096
+
 struct uromd_worker {
 	enum uromd_ev_kind ev_kind; /* first: UROMD_EV_WORKER (zero, as calloc leaves it) */
 	struct uromd_worker *next;
@@ -106,8 +119,7 @@ struct uromd_worker {
 	int ctrl_fd;	  /* service end of the SOCK_SEQPACKET control socket, -1 once closed */
 	char *log_path;
 	enum uromd_worker_state state;
-	int has_env; /* spawned with an environment (a later one is refused anyway) */
-	void *addr;  /* UCP worker address from SW_READY */
+	void *addr; /* UCP worker address from SW_READY */
 	size_t addr_len;
 	uint64_t deadline_ms; /* ready deadline (STARTING) or kill deadline (EXITING); 0 = none */
 	struct uromd_owner *owners;
@@ -152,6 +164,7 @@ struct uromd_config {
 	char *cpuset_str;     /* as given, NULL = all CPUs */
 	char *plugin_path;    /* semicolon-separated; NULL = UROM_PLUGIN_PATH */
 	int foreground;
+	int allow_loader_env; /* hosts may set LD_* and the like for their workers (spawn.c) */
 	char *pid_file;
 	char *secret_file;
 	char *run_dir;
@@ -164,6 +177,7 @@ struct uromd {
 	char pid_path[PATH_MAX + 64];
 	char port_path[PATH_MAX + 64];
 	char listen_path[PATH_MAX + 64];
+	char secret_rec_path[PATH_MAX + 64]; /* <run dir>/uromd.secret-path, "" until written */
 	char worker_bin[PATH_MAX + 64];
 	uint8_t secret[SDP_UROM_SECRET_LEN];
 	struct uromd_cpuset cpuset;  /* as given (reported to hosts) */
@@ -178,6 +192,9 @@ struct uromd {
 	struct uromd_conn *conns;
 	size_t num_conns, num_preauth;
 	struct uromd_worker *workers;
+	struct uromd_gone *gone; /* see struct uromd_gone */
+	size_t num_gone;
+	size_t cap_gone;
 	uint64_t next_any_id;
 	uint64_t next_spawn_seq; /* names a worker's log until its pid is known */
 	uint64_t next_dest_id;

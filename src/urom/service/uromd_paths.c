@@ -5,6 +5,7 @@
 #include "uromd_paths.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,33 +110,201 @@ doca_error_t sdp_uromd_run_dir_create(const char *dir)
 	return DOCA_SUCCESS;
 }
 
+int sdp_uromd_pid_parse(const char *buf, size_t len, pid_t *pid_p)
+{
+	long pid = 0;
+	size_t i;
+
+	/* Exactly what the daemon writes: 1 to 10 digits, no leading zero, one newline. */
+	if (len < 2 || len > 11 || buf[len - 1] != '\n' || buf[0] == '0')
+		return 0;
+	for (i = 0; i + 1 < len; i++) {
+		if (buf[i] < '0' || buf[i] > '9')
+			return 0;
+		pid = pid * 10 + (buf[i] - '0');
+	}
+	if (pid > INT_MAX)
+		return 0;
+	*pid_p = (pid_t)pid;
+	return 1;
+}
+
+int sdp_uromd_pid_is_uromd(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	ssize_t n;
+	int fd;
+
+	if (pid <= 0)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	/* "pid (comm) state ...": comm is at most 15 bytes of the program name. */
+	p = strrchr(buf, ')');
+	if (p == NULL || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X')
+		return 0;
+	*p = '\0';
+	p = strchr(buf, '(');
+	return p != NULL && strcmp(p + 1, "softdpu-uromd") == 0;
+}
+
+/* Open path (no symlink, a regular file) and read at most size - 1 bytes of it. */
+static doca_error_t pid_file_open_read(const char *path, int flags, int *fd_p, char *buf,
+				       size_t size, size_t *len_p)
+{
+	struct stat st;
+	ssize_t n;
+	int fd;
+
+	fd = open(path, flags | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0) {
+		int err = errno;
+
+		if (err == ENOENT)
+			return DOCA_ERROR_NOT_FOUND;
+		if (err == ELOOP) {
+			sdp_error("pid file %s is a symbolic link, not a pid file softdpu-uromd "
+				  "wrote; left untouched",
+				  path);
+			return DOCA_ERROR_INVALID_VALUE;
+		}
+		sdp_error("failed to open pid file %s: %s", path, strerror(err));
+		return err == EACCES || err == EPERM ? DOCA_ERROR_NOT_PERMITTED :
+						       DOCA_ERROR_IO_FAILED;
+	}
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		sdp_error("pid file %s is not a regular file, not a pid file softdpu-uromd wrote; "
+			  "left untouched",
+			  path);
+		close(fd);
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	n = pread(fd, buf, size - 1, 0);
+	if (n < 0) {
+		sdp_error("failed to read pid file %s: %m", path);
+		close(fd);
+		return DOCA_ERROR_IO_FAILED;
+	}
+	buf[n] = '\0';
+	*len_p = (size_t)n;
+	*fd_p = fd;
+	return DOCA_SUCCESS;
+}
+
+static void pid_file_not_ours(const char *path)
+{
+	sdp_error("%s does not hold a pid as softdpu-uromd writes it (one decimal number and a "
+		  "newline): not a softdpu pid file, left untouched (remove it yourself or pick "
+		  "another --pid-file)",
+		  path);
+}
+
 doca_error_t sdp_uromd_pid_file_check(const char *path, pid_t *pid_p, int *locked_p)
 {
-	char buf[32];
-	ssize_t n;
-	long pid = 0;
+	char buf[SDP_UROMD_PID_FILE_MAX];
+	size_t len = 0;
+	pid_t pid = 0;
+	doca_error_t status;
 	int fd, locked = 0;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		if (errno == ENOENT)
-			return DOCA_ERROR_NOT_FOUND;
-		sdp_error("failed to open pid file %s: %m", path);
-		return errno == EACCES ? DOCA_ERROR_NOT_PERMITTED : DOCA_ERROR_IO_FAILED;
+	status = pid_file_open_read(path, O_RDONLY, &fd, buf, sizeof(buf), &len);
+	if (status != DOCA_SUCCESS)
+		return status;
+	if (flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK)
+		locked = 1;
+	close(fd);
+	/* A daemon writes its pid right after taking the lock: a locked empty file is starting. */
+	if (!sdp_uromd_pid_parse(buf, len, &pid) && !(locked && len == 0)) {
+		pid_file_not_ours(path);
+		return DOCA_ERROR_INVALID_VALUE;
 	}
-	n = read(fd, buf, sizeof(buf) - 1);
-	if (n > 0) {
-		buf[n] = '\0';
-		pid = strtol(buf, NULL, 10);
-		if (pid < 0)
-			pid = 0;
+	*pid_p = pid;
+	*locked_p = locked;
+	return DOCA_SUCCESS;
+}
+
+doca_error_t sdp_uromd_pid_file_claim(const char *path, int flags, int *fd_p, pid_t *old_pid_p)
+{
+	char buf[SDP_UROMD_PID_FILE_MAX];
+	struct stat st_fd, st_path;
+	size_t len = 0;
+	pid_t pid = 0;
+	doca_error_t status;
+	int fd;
+
+	*old_pid_p = 0;
+	status = pid_file_open_read(path, flags, &fd, buf, sizeof(buf), &len);
+	if (status != DOCA_SUCCESS)
+		return status;
+	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+		int err = errno;
+
+		close(fd);
+		if (err != EWOULDBLOCK) {
+			sdp_error("failed to lock pid file %s: %s", path, strerror(err));
+			return DOCA_ERROR_IO_FAILED;
+		}
+		*old_pid_p = sdp_uromd_pid_parse(buf, len, &pid) ? pid : 0;
+		sdp_error("softdpu-uromd is already running (pid %d, pid file %s)", (int)*old_pid_p,
+			  path);
+		return DOCA_ERROR_IN_USE;
 	}
-	if (flock(fd, LOCK_SH | LOCK_NB) != 0) {
-		if (errno == EWOULDBLOCK)
-			locked = 1;
+	/* Read again under the lock: the holder may have written it meanwhile. */
+	len = 0;
+	{
+		ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+
+		len = n > 0 ? (size_t)n : 0;
+	}
+	if (!sdp_uromd_pid_parse(buf, len, &pid)) {
+		close(fd);
+		pid_file_not_ours(path);
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	*old_pid_p = pid;
+	if (sdp_uromd_pid_is_uromd(pid)) {
+		close(fd);
+		sdp_error(
+			"pid file %s names pid %d, a running softdpu-uromd that does not hold its "
+			"lock; left untouched",
+			path, (int)pid);
+		return DOCA_ERROR_IN_USE;
+	}
+	/* Still the file at path (a stop may have removed it between open and flock)? */
+	if (fstat(fd, &st_fd) != 0 || stat(path, &st_path) != 0 || st_fd.st_dev != st_path.st_dev ||
+	    st_fd.st_ino != st_path.st_ino) {
+		close(fd);
+		sdp_error("pid file %s was replaced or removed meanwhile; try again", path);
+		return DOCA_ERROR_AGAIN;
+	}
+	*fd_p = fd;
+	return DOCA_SUCCESS;
+}
+
+doca_error_t sdp_uromd_pid_file_remove_stale(const char *path, pid_t *old_pid_p)
+{
+	doca_error_t status;
+	int fd = -1;
+
+	status = sdp_uromd_pid_file_claim(path, O_RDONLY, &fd, old_pid_p);
+	if (status != DOCA_SUCCESS)
+		return status;
+	/* Unlinked while we hold the lock: a daemon starting meanwhile cannot take it over. */
+	if (unlink(path) != 0) {
+		int err = errno;
+
+		sdp_error("failed to remove the stale pid file %s: %s", path, strerror(err));
+		close(fd);
+		return err == EACCES || err == EPERM ? DOCA_ERROR_NOT_PERMITTED :
+						       DOCA_ERROR_IO_FAILED;
 	}
 	close(fd);
-	*pid_p = (pid_t)pid;
-	*locked_p = locked;
 	return DOCA_SUCCESS;
 }

@@ -34,6 +34,7 @@
 #include "sdp_log.h"
 #include "sdp_ucx.h"
 #include "sdp_urom_auth.h"
+#include "sdp_urom_hdr.h"
 #include "sdp_urom_plugin.h"
 #include "sdp_urom_proto.h"
 
@@ -49,8 +50,6 @@ SDP_LOG_COMPONENT("urom_worker");
 #define SDP_UROM_WORKER_POLL_US 50 /* keep polling this long after the last activity */
 #endif
 #define SDP_UROM_WORKER_POLL_FD_ROUNDS 32 /* while polling, look at the fds every N rounds */
-#define SDP_UROM_NOTIFY_HDR_LEN offsetof(struct urom_worker_notify, plugin_notif)
-#define SDP_UROM_CMD_HDR_LEN offsetof(struct urom_worker_cmd, plugin_cmd)
 
 /* One host connection the service announced. */
 struct sdp_urom_worker_host {
@@ -833,7 +832,7 @@ doca_error_t sdp_urom_worker_run(const struct sdp_urom_worker_params *params)
 	if (params == NULL || params->ctrl_fd < 0 ||
 	    params->max_msg_size < SDP_UROM_NOTIFY_HDR_LEN ||
 	    (params->num_plugins > 0 && params->plugins == NULL)) {
-		sdp_error("invalid worker parameters: ctrl fd %d, message size %zu (at least %zu)",
+		sdp_error("invalid worker parameters: ctrl fd %d, message size %zu (at least %u)",
 			  params != NULL ? params->ctrl_fd : -1,
 			  params != NULL ? params->max_msg_size : 0, SDP_UROM_NOTIFY_HDR_LEN);
 		return DOCA_ERROR_INVALID_VALUE;
