@@ -181,9 +181,6 @@ void sdp_eth_gpu_txq_counters(const struct sdp_eth_gpu_txq *gtxq, struct sdp_eth
 /* Engine: send what the GPU send queues of the port posted; returns the descriptors handled. */
 unsigned int sdp_eth_gpu_tx_poll(struct sdp_eth_dport *dport, uint64_t *next_ns);
 
-/* Software checksums of one frame in place (IPv4 header; UDP/TCP over IPv4/IPv6). */
-void sdp_eth_csum_fill(uint8_t *frame, uint32_t len, int l3, int l4);
-
 /* Whether the device's provider has Ethernet ports (capability queries). */
 int sdp_eth_devinfo_has_port(const struct doca_devinfo *devinfo);
 

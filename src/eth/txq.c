@@ -21,6 +21,7 @@
 #include "doca_eth_txq_gpu_data_path.h"
 #include "sdp_eth_int.h"
 #include "sdp_log.h"
+#include "softdpu/sdp_pkt.h"
 #include "sdp_provider.h"
 #include "sdp_task_batch.h"
 
@@ -129,7 +130,7 @@ static uint16_t txq_tx(struct doca_eth_txq *txq, struct sdp_pkt *pkts, uint16_t 
 			struct sdp_pkt one = pkts[taken];
 
 			memcpy(txq->stage, one.data, one.len);
-			sdp_eth_csum_fill(txq->stage, one.len, txq->l3_csum, txq->l4_csum);
+			sdp_pkt_csum_fill(txq->stage, one.len, txq->l3_csum, txq->l4_csum);
 			one.data = txq->stage;
 			if (dport->ops->tx_burst(dport->port, 0, &one, 1) == 0)
 				break;
