@@ -145,9 +145,9 @@ static unsigned int engine_rx(struct sdp_eth_dport *dport, uint32_t budget)
 		if (rxq->gpu_rx != NULL)
 			sdp_eth_gpu_rx_push(rxq, &pkts[i]);
 		else
-			(void)sdp_ring_rx_push(rxq->ring, pkts[i].data, pkts[i].len,
-					       pkts[i].wire_len, pkts[i].flags & 0xfu,
-					       pkts[i].ts_ns);
+			(void)sdp_ring_rx_push(
+				rxq->ring, pkts[i].data, pkts[i].len, pkts[i].wire_len,
+				pkts[i].flags & SDP_ETH_PKT_CQE_FLAGS, pkts[i].ts_ns);
 		rxq->eng_touched = 1;
 	}
 	notify_consumers(dport, got == SDP_ETH_RX_BURST);

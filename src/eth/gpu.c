@@ -311,7 +311,7 @@ static void rx_retire(struct doca_eth_rxq *rxq, int wait)
 void sdp_eth_gpu_rx_push(struct doca_eth_rxq *rxq, const struct sdp_pkt *pkt)
 {
 	struct sdp_eth_gpu_rxq *g = rxq->gpu_rx;
-	uint32_t pos, len = pkt->len, flags = pkt->flags & 0xfu;
+	uint32_t pos, len = pkt->len, flags = pkt->flags & SDP_ETH_PKT_CQE_FLAGS;
 	void *slot;
 
 	if (g->pkt_cpu == NULL && g->end - g->pub >= g->max_pend) {

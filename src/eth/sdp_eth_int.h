@@ -40,6 +40,19 @@
 #include "softdpu/sdp_ring.h"
 #include "softdpu/eth.h"
 
+/*
+ * The per-frame flags of the port ABI (enum sdp_pkt_flags, sdp_eth_port.h) and the flags of a
+ * receive ring's CQE (SDP_RING_CQE_F_*, softdpu/sdp_ring.h: installed, read by GPU kernels) are
+ * one set: the engine copies a frame's flags into its CQE as they are, masked to the set.
+ */
+_Static_assert(SDP_PKT_F_L3_CSUM_BAD == SDP_RING_CQE_F_L3_CSUM_BAD, "L3 checksum flag");
+_Static_assert(SDP_PKT_F_L4_CSUM_BAD == SDP_RING_CQE_F_L4_CSUM_BAD, "L4 checksum flag");
+_Static_assert(SDP_PKT_F_CSUM_PARTIAL == SDP_RING_CQE_F_CSUM_PARTIAL, "partial checksum flag");
+_Static_assert(SDP_PKT_F_TRUNCATED == SDP_RING_CQE_F_TRUNCATED, "truncated flag");
+#define SDP_ETH_PKT_CQE_FLAGS                                                                      \
+	(SDP_RING_CQE_F_L3_CSUM_BAD | SDP_RING_CQE_F_L4_CSUM_BAD | SDP_RING_CQE_F_CSUM_PARTIAL |   \
+	 SDP_RING_CQE_F_TRUNCATED)
+
 #define SDP_ETH_RX_BURST 32	   /* frames the engine takes from the backend at once */
 #define SDP_ETH_DEF_MAX_BURST 1024 /* doca_eth_*_cap_get_max_burst_size */
 
