@@ -34,9 +34,11 @@
 #include "doca_eth_rxq_cpu_data_path.h"
 #include "doca_eth_txq.h"
 #include "doca_eth_txq_cpu_data_path.h"
+#include "doca_eth_txq_gpu_data_path.h"
 #include "sdp_ctx.h"
 #include "sdp_eth_port.h"
 #include "sdp_list.h"
+#include "sdp_task_batch.h"
 #include "softdpu/sdp_ring.h"
 #include "softdpu/eth.h"
 
@@ -142,6 +144,66 @@ struct doca_eth_rxq_task_recv {
 	sdp_list_link_t link; /* in rxq->waiting */
 };
 
+/* ---- the send queue (txq.c, txq_cpu.c, txq_gpu.c) ---- */
+
+struct doca_eth_txq_task_send;
+struct sdp_eth_txq_batch;
+
+/* An entry of the backlog: a send task or a batch send task (exactly one is set). */
+struct sdp_eth_txq_item {
+	sdp_list_link_t link; /* in txq->backlog */
+	struct doca_eth_txq_task_send *send;
+	struct sdp_eth_txq_batch *batch;
+};
+
+struct doca_eth_txq {
+	struct doca_ctx ctx; /* first: the context base */
+	struct doca_dev *dev;
+	uint32_t max_burst_size;
+	uint8_t l3_csum;
+	uint8_t l4_csum;
+	doca_eth_txq_task_send_completion_cb_t send_ok_cb;
+	doca_eth_txq_task_send_completion_cb_t send_err_cb;
+	uint32_t task_send_num;
+	uint32_t num_send; /* send tasks allocated and not freed */
+	/* batch send tasks (batch_max 0: not configured) */
+	doca_eth_txq_task_batch_send_completion_cb_t batch_ok_cb;
+	doca_eth_txq_task_batch_send_completion_cb_t batch_err_cb;
+	uint16_t batch_max;		      /* tasks per batch at most: 16, 32, 64 or 128 */
+	uint16_t batch_num;		      /* batches the application may hold */
+	uint16_t batch_held;		      /* batches allocated and not freed */
+	struct sdp_eth_txq_batch *batch_pool; /* freed batches (all of batch_max tasks) */
+	int has_queue_id;
+	uint16_t queue_id;
+	struct sdp_eth_dport *dport; /* while started */
+	sdp_list_link_t backlog; /* txq_items the backend had no room for (application thread) */
+	uint8_t *stage;		 /* checksum offload: the frame as sent (dport->tx_lock) */
+	struct sdp_eth_txq_counters counters; /* application thread; read by get_counters */
+	/* GPU data path (issue 5) */
+	struct sdp_eth_gpu_txq *gpu_tx; /* while started on the GPU */
+	int wait_on_time, completion_on_gpu, uar_on_cpu;
+	doca_eth_txq_gpu_event_error_send_packet_cb_t ev_error_cb;
+	doca_eth_txq_gpu_event_notify_send_packet_cb_t ev_notify_cb;
+	union doca_data ev_error_ud, ev_notify_ud;
+};
+
+struct doca_eth_txq_task_send {
+	struct doca_task task; /* first */
+	struct doca_eth_txq *txq;
+	struct doca_buf *pkt;
+	struct sdp_eth_txq_item item;
+};
+
+struct sdp_eth_txq_batch {
+	struct doca_task_batch batch; /* first */
+	struct doca_eth_txq *txq;
+	struct doca_buf **pkts; /* batch_max entries; the application fills tasks_num */
+	uint16_t next;		/* while submitted: frames handled so far */
+	struct sdp_eth_txq_item item;
+	struct sdp_eth_txq_batch *pool_next; /* in txq->batch_pool while freed */
+	/* followed by the arrays: pkts, task user data, statuses (batch_max each) */
+};
+
 /* Take (open on first use) / release the engine port of dev. Errors are logged. */
 doca_error_t sdp_eth_dport_get(struct doca_dev *dev, struct sdp_eth_dport **dport_p);
 void sdp_eth_dport_put(struct sdp_eth_dport *dport);
@@ -155,6 +217,26 @@ static inline void sdp_eth_dport_count_tx(struct sdp_eth_dport *dport, uint64_t 
 	__atomic_store_n(&dport->tx_packets, dport->tx_packets + 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&dport->tx_bytes, dport->tx_bytes + bytes, __ATOMIC_RELAXED);
 }
+
+/* ---- receive queue: CPU data path (rxq_cpu.c), the context ops' progress and arm ---- */
+
+int sdp_eth_rxq_progress(struct doca_ctx *ctx);
+int sdp_eth_rxq_arm(struct doca_ctx *ctx);
+
+/* ---- send queue: CPU data path (txq_cpu.c) ---- */
+
+/* Send what waits in the backlog while the backend takes it; 1 when anything moved. */
+int sdp_eth_txq_backlog_push(struct doca_eth_txq *txq);
+/* Complete every backlog entry with DOCA_ERROR_IO_FAILED, in order (the queue stops). */
+void sdp_eth_txq_backlog_fail(struct doca_eth_txq *txq);
+/* Free the pooled batch send tasks (destroy). */
+void sdp_eth_txq_batch_pool_drain(struct doca_eth_txq *txq);
+
+/* ---- send queue: GPU data path (txq_gpu.c) ---- */
+
+/* Start / stop a send queue on the GPU data path (the context's start and stop). */
+doca_error_t sdp_eth_txq_gpu_start(struct doca_eth_txq *txq);
+void sdp_eth_txq_gpu_stop(struct doca_eth_txq *txq);
 
 /* ---- GPU data path (gpu.c) ---- */
 
