@@ -17,10 +17,41 @@
  * while it can take frames, on its own eventfd otherwise (no receive queue, or a full
  * back-pressured ring); every sleep is bounded, so an idle port never spins.
  *
- * Locks: dport->lock guards the list of running receive queues (the engine holds it while it
- * pushes a burst, so a queue leaves the list only between bursts); dport->tx_lock serialises
- * tx_burst on the port's TX queue. A receive queue's ring consumer side, its tasks and its
- * consumer counters belong to the thread that calls doca_pe_progress.
+ * Locks, in the order they nest (a lock is only ever taken while holding those above it):
+ *
+ *   g_ports_lock (engine.c)  the list of open ports and each dport->refs. Held by
+ *                            sdp_eth_dport_get (across the backend's port_open and the engine
+ *                            thread's creation), sdp_eth_dport_put (dropped before the engine
+ *                            thread is joined) and sdp_eth_dev_get_port_counters (across the
+ *                            backend's stats op). Never held together with a dport lock, in
+ *                            either order; the engine thread never takes it.
+ *   dport->lock              the queues the engine serves, see below.
+ *     flow port->lock        (read) sdp_flow_classify, per frame, inside the RX burst.
+ *     dport->tx_lock         the GPU send poll's tx_burst, inside dport->lock; the CPU send
+ *                            path (txq_cpu.c) takes it alone.
+ *
+ * dport->lock covers, as fields: dport->rxqs (running receive queues, in start order) and every
+ * rxq's dport_link, has_queue_id, queue_id and eng_touched; dport->gtxqs (running GPU send
+ * queues) and each one's link. It is held
+ *   - by the engine thread across everything that uses a queue of those lists: the burst
+ *     budget (engine_budget: ring room, marking rings full, held_by_gpu), a whole RX burst
+ *     (engine_rx: classification, pick_rxq, the ring pushes or the GPU RX copies, then
+ *     notify_consumers' eventfd writes), publishing landed GPU RX copies
+ *     (engine_gpu_rx_retire), the check for GPU send queues and a whole GPU send poll
+ *     (sdp_eth_gpu_tx_poll: copies out of device memory, offloads, tx_burst, completions);
+ *   - by application threads to join or leave the lists and to set queue ids: the receive
+ *     queue's start and stop (rxq.c), doca_eth_rxq_apply_queue_id, sdp_eth_gpu_txq_start/stop.
+ * So a queue leaves a list only between the engine's bursts and polls, and once it is off the
+ * list the engine no longer touches its ring, its eventfd or its GPU state. Inside it the
+ * engine calls the CUDA driver (GPU RX/TX copies, stream synchronisation: bounded) and takes
+ * the locks above; nothing inside it blocks on an application thread. sdp_flow_port_get/put
+ * (sdp_flow_lock) are called outside it.
+ *
+ * dport->tx_lock serialises tx_burst on the port's TX queue 0 and covers the port's tx_*
+ * counters and, on the CPU path, the queue's checksum stage (txq->stage). The backend's
+ * rx_burst runs on the engine thread without a lock. A receive queue's ring consumer side, its
+ * tasks and its consumer counters belong to the thread that calls doca_pe_progress; a send
+ * queue's backlog and counters to the application thread that submits and progresses it.
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #ifndef SDP_ETH_INT_H_
@@ -65,8 +96,8 @@ struct sdp_eth_dport {
 	const struct sdp_eth_port_ops *ops;
 	struct sdp_eth_port *port;
 	struct sdp_eth_port_info info;
-	pthread_mutex_t lock;	 /* rxqs */
-	pthread_mutex_t tx_lock; /* tx_burst on TX queue 0, tx counters */
+	pthread_mutex_t lock;	 /* rxqs, gtxqs, the queues' links and ids (see the top) */
+	pthread_mutex_t tx_lock; /* tx_burst on TX queue 0, tx counters (nests in lock) */
 	sdp_list_link_t rxqs;	 /* running receive queues, in start order */
 	pthread_t thread;
 	int wake_fd; /* eventfd: a queue started, a ring has room again, or stop */
