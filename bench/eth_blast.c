@@ -25,6 +25,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "softdpu/sdp_pkt.h"
+
 #define BATCH 64
 
 static volatile sig_atomic_t g_stop;
@@ -52,17 +54,6 @@ static int parse_mac(const char *s, uint8_t mac[6])
 	for (int i = 0; i < 6; i++)
 		mac[i] = (uint8_t)b[i];
 	return 0;
-}
-
-static uint16_t ip_csum(const uint8_t *p, size_t len)
-{
-	uint32_t s = 0;
-
-	for (size_t i = 0; i + 1 < len; i += 2)
-		s += (uint32_t)p[i] << 8 | p[i + 1];
-	while (s >> 16)
-		s = (s & 0xffff) + (s >> 16);
-	return (uint16_t)~s;
 }
 
 int main(int argc, char **argv)
@@ -110,31 +101,16 @@ int main(int argc, char **argv)
 		goto usage;
 
 	memset(frame, 0, sizeof(frame));
-	if (parse_mac(dmac, frame) != 0 || parse_mac(smac, frame + 6) != 0)
-		goto usage;
-	frame[12] = 0x08;
-	frame[13] = 0x00;
 	{
-		uint8_t *ip = frame + 14, *udp = ip + 20;
-		uint16_t tot = (uint16_t)(size - 14), ulen = (uint16_t)(size - 34), sum;
+		struct sdp_pkt_udp4 h = {
+			.sport = 12345, .dport = 9 /* discard */, .ip_frag = SDP_PKT_IP4_DF};
 
-		ip[0] = 0x45;
-		ip[2] = (uint8_t)(tot >> 8);
-		ip[3] = (uint8_t)tot;
-		ip[6] = 0x40;
-		ip[8] = 64;
-		ip[9] = 17;
-		if (inet_pton(AF_INET, sip, ip + 12) != 1 || inet_pton(AF_INET, dip, ip + 16) != 1)
+		if (parse_mac(dmac, h.dst_mac) != 0 || parse_mac(smac, h.src_mac) != 0 ||
+		    inet_pton(AF_INET, sip, h.src_ip) != 1 ||
+		    inet_pton(AF_INET, dip, h.dst_ip) != 1)
 			goto usage;
-		sum = ip_csum(ip, 20);
-		ip[10] = (uint8_t)(sum >> 8);
-		ip[11] = (uint8_t)sum;
-		udp[0] = 0x30; /* source port 12345 */
-		udp[1] = 0x39;
-		udp[2] = 0x00; /* destination port 9 (discard) */
-		udp[3] = 0x09;
-		udp[4] = (uint8_t)(ulen >> 8);
-		udp[5] = (uint8_t)ulen;
+		sdp_pkt_udp4_build(frame, size, &h);
+		sdp_pkt_csum_fill(frame, size, 1, 0); /* UDP checksum 0: none */
 		for (uint32_t k = 42; k < size; k++)
 			frame[k] = (uint8_t)k;
 	}

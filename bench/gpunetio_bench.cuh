@@ -85,8 +85,8 @@ static inline void frame_patch(uint8_t *f, const uint8_t *tmpl, uint32_t size, u
 	uint8_t *pl = f + SDP_GEN_L2L3L4_LEN;
 
 	memcpy(f, tmpl, size);
-	sdp_gen_frame_put32(pl + SDP_GEN_OFF_SEQ, (uint32_t)(seq >> 32));
-	sdp_gen_frame_put32(pl + SDP_GEN_OFF_SEQ + 4, (uint32_t)seq);
+	sdp_pkt_put32(pl + SDP_GEN_OFF_SEQ, (uint32_t)(seq >> 32));
+	sdp_pkt_put32(pl + SDP_GEN_OFF_SEQ + 4, (uint32_t)seq);
 }
 
 /*

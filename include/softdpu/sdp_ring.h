@@ -98,7 +98,10 @@ enum sdp_ring_mode {
 #define SDP_RING_CTL_PHASE 0x2u /* (position >> log2(entries)) & 1: flips every lap */
 #define SDP_RING_CTL_BUSY 0x4u	/* RX producer is deciding whether to overwrite this slot */
 
-/* CQE flags: the values of enum sdp_pkt_flags (sdp_provider_eth.h), copied from the port. */
+/*
+ * CQE flags: the values of enum sdp_pkt_flags (src/common/sdp_provider_eth.h), copied from the
+ * port; src/eth/sdp_eth_int.h asserts that they agree.
+ */
 #define SDP_RING_CQE_F_L3_CSUM_BAD 0x1u
 #define SDP_RING_CQE_F_L4_CSUM_BAD 0x2u
 #define SDP_RING_CQE_F_CSUM_PARTIAL 0x4u

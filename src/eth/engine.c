@@ -1,6 +1,6 @@
 /*
  * libdoca_eth: the engine port of a device (one per doca_dev with started queues), its receive
- * thread and the software checksums. See sdp_eth_int.h.
+ * thread. See sdp_eth_int.h (the software checksums: softdpu/sdp_pkt.h).
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #include <errno.h>
@@ -145,9 +145,9 @@ static unsigned int engine_rx(struct sdp_eth_dport *dport, uint32_t budget)
 		if (rxq->gpu_rx != NULL)
 			sdp_eth_gpu_rx_push(rxq, &pkts[i]);
 		else
-			(void)sdp_ring_rx_push(rxq->ring, pkts[i].data, pkts[i].len,
-					       pkts[i].wire_len, pkts[i].flags & 0xfu,
-					       pkts[i].ts_ns);
+			(void)sdp_ring_rx_push(
+				rxq->ring, pkts[i].data, pkts[i].len, pkts[i].wire_len,
+				pkts[i].flags & SDP_ETH_PKT_CQE_FLAGS, pkts[i].ts_ns);
 		rxq->eng_touched = 1;
 	}
 	notify_consumers(dport, got == SDP_ETH_RX_BURST);
@@ -444,90 +444,4 @@ void sdp_eth_dport_put(struct sdp_eth_dport *dport)
 int sdp_eth_devinfo_has_port(const struct doca_devinfo *devinfo)
 {
 	return sdp_devinfo_get_eth_ops(devinfo) != NULL;
-}
-
-/* ---- checksums ------------------------------------------------------------------------------ */
-
-static uint32_t sum16(const uint8_t *p, size_t len, uint32_t sum)
-{
-	for (size_t i = 0; i + 1 < len; i += 2)
-		sum += (uint32_t)p[i] << 8 | p[i + 1];
-	if (len & 1)
-		sum += (uint32_t)p[len - 1] << 8;
-	return sum;
-}
-
-static uint16_t fold(uint32_t sum)
-{
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return (uint16_t)~sum;
-}
-
-static void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-void sdp_eth_csum_fill(uint8_t *frame, uint32_t len, int l3, int l4)
-{
-	uint32_t off = 14, l4_off, l4_len, pseudo;
-	uint16_t ethertype;
-	uint8_t proto;
-
-	if (len < 14)
-		return;
-	ethertype = (uint16_t)(frame[12] << 8 | frame[13]);
-	if (ethertype == 0x8100 && len >= 18) {
-		ethertype = (uint16_t)(frame[16] << 8 | frame[17]);
-		off = 18;
-	}
-	if (ethertype == 0x0800) {
-		uint8_t *ip = frame + off;
-		uint32_t ihl, total;
-
-		if (len < off + 20 || (ip[0] >> 4) != 4)
-			return;
-		ihl = (uint32_t)(ip[0] & 0xf) * 4;
-		total = (uint32_t)(ip[2] << 8 | ip[3]);
-		if (ihl < 20 || len < off + ihl)
-			return;
-		if (l3) {
-			put16(ip + 10, 0);
-			put16(ip + 10, fold(sum16(ip, ihl, 0)));
-		}
-		/* fragments past the first carry no transport header */
-		if ((ip[6] & 0x1f) != 0 || ip[7] != 0 || total < ihl || len < off + total)
-			return;
-		proto = ip[9];
-		l4_off = off + ihl;
-		l4_len = total - ihl;
-		pseudo = sum16(ip + 12, 8, 0) + proto + l4_len;
-	} else if (ethertype == 0x86dd) {
-		uint8_t *ip = frame + off;
-
-		if (len < off + 40)
-			return;
-		proto = ip[6]; /* extension headers are left alone */
-		l4_off = off + 40;
-		l4_len = (uint32_t)(ip[4] << 8 | ip[5]);
-		if (len < l4_off + l4_len)
-			return;
-		pseudo = sum16(ip + 8, 32, 0) + proto + l4_len;
-	} else {
-		return;
-	}
-	if (!l4)
-		return;
-	if (proto == 17 && l4_len >= 8) {
-		uint16_t c;
-
-		put16(frame + l4_off + 6, 0);
-		c = fold(sum16(frame + l4_off, l4_len, pseudo));
-		put16(frame + l4_off + 6, c == 0 ? 0xffff : c);
-	} else if (proto == 6 && l4_len >= 20) {
-		put16(frame + l4_off + 16, 0);
-		put16(frame + l4_off + 16, fold(sum16(frame + l4_off, l4_len, pseudo)));
-	}
 }

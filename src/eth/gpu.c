@@ -30,6 +30,7 @@
 #include "sdp_gpu.h"
 #include "sdp_log.h"
 #include "softdpu/sdp_gpu_eth.h"
+#include "softdpu/sdp_pkt.h"
 
 SDP_LOG_COMPONENT("eth_gpu");
 
@@ -310,7 +311,7 @@ static void rx_retire(struct doca_eth_rxq *rxq, int wait)
 void sdp_eth_gpu_rx_push(struct doca_eth_rxq *rxq, const struct sdp_pkt *pkt)
 {
 	struct sdp_eth_gpu_rxq *g = rxq->gpu_rx;
-	uint32_t pos, len = pkt->len, flags = pkt->flags & 0xfu;
+	uint32_t pos, len = pkt->len, flags = pkt->flags & SDP_ETH_PKT_CQE_FLAGS;
 	void *slot;
 
 	if (g->pkt_cpu == NULL && g->end - g->pub >= g->max_pend) {
@@ -735,7 +736,7 @@ static unsigned int tx_poll_one(struct sdp_eth_gpu_txq *t, uint64_t *next_ns)
 					memcpy(mine, f, d->len);
 					f = mine;
 				}
-				sdp_eth_csum_fill(f, d->len, !!(d->flags & SDP_RING_TXD_F_L3_CSUM),
+				sdp_pkt_csum_fill(f, d->len, !!(d->flags & SDP_RING_TXD_F_L3_CSUM),
 						  !!(d->flags & SDP_RING_TXD_F_L4_CSUM));
 			}
 			pkts[np] = (struct sdp_pkt){.data = f, .len = d->len};

@@ -1,9 +1,9 @@
 /*
- * libdoca_eth: the receive queue context (doca_eth_rxq.h) and its CPU data path
- * (doca_eth_rxq_cpu_data_path.h, REGULAR receive tasks).
+ * libdoca_eth: the receive queue context (doca_eth_rxq.h): create/destroy, setters,
+ * capabilities, the context ops (start/stop: the ring, the engine port), softdpu's extensions.
+ * The CPU data path (doca_eth_rxq_cpu_data_path.h) is rxq_cpu.c, the GPU one rxq_gpu.c.
  * SPDX-License-Identifier: BSD-3-Clause
  */
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -11,7 +11,6 @@
 
 #include "doca_buf.h"
 #include "doca_buf_inventory.h"
-#include "doca_eth_rxq_gpu_data_path.h"
 #include "doca_mmap.h"
 #include "sdp_buf.h"
 #include "sdp_eth_int.h"
@@ -23,8 +22,6 @@ SDP_LOG_COMPONENT("eth_rxq");
 #define RXQ_MAX_PACKET SDP_ETH_MAX_FRAME
 #define RXQ_DEF_MIN_SLOTS 64u /* default ring: max_burst_size rounded up, within these */
 #define RXQ_DEF_MAX_SLOTS 4096u
-#define RXQ_POLL_MAX 64u /* frames one progress call takes per pass */
-#define RXQ_SPIN 64u	 /* sdp_ring_rx_poll's wait for an entry being overwritten */
 
 static const char *type_name(enum doca_eth_rxq_type type)
 {
@@ -148,165 +145,6 @@ static void ring_destroy(struct doca_eth_rxq *rxq)
 	rxq->ring = NULL;
 	free(rxq->ring_alloc);
 	rxq->ring_alloc = NULL;
-}
-
-/* Slots released: wake the engine if it holds the backend for this ring. */
-static void ring_released(struct doca_eth_rxq *rxq)
-{
-	if (rxq->overflow == SDP_ETH_OVERFLOW_BACKPRESSURE && sdp_ring_rx_is_full(rxq->ring))
-		sdp_eth_dport_kick(rxq->dport);
-}
-
-/* ---- consumers (the doca_pe_progress thread) ----------------------------------------------- */
-
-/* REGULAR: one frame into the next waiting task. */
-static void fill_task(struct doca_eth_rxq *rxq, const struct sdp_ring_cqe *cqe, const void *slot)
-{
-	struct doca_eth_rxq_task_recv *task =
-		sdp_container_of(rxq->waiting.next, struct doca_eth_rxq_task_recv, link);
-	doca_error_t status = DOCA_SUCCESS;
-	void *head = NULL;
-	size_t cap = 0;
-	uint32_t len = cqe->len;
-
-	sdp_list_del(&task->link);
-	rxq->nwaiting--;
-	if (doca_buf_get_head(task->pkt, &head) != DOCA_SUCCESS ||
-	    doca_buf_get_len(task->pkt, &cap) != DOCA_SUCCESS) {
-		/* the buffer died under the task: nothing to store into */
-		sdp_warn("eth_rxq %p: receive task %p has no usable buffer", (void *)rxq,
-			 (void *)task);
-		sdp_task_complete(&task->task, DOCA_ERROR_INVALID_VALUE);
-		return;
-	}
-	if (cap > rxq->max_packet_size)
-		cap = rxq->max_packet_size;
-	if ((cqe->flags & SDP_RING_CQE_F_TRUNCATED) != 0 || len > cap || cqe->wire_len > len) {
-		rxq->truncated++;
-		status = DOCA_ERROR_TOO_BIG;
-		if (len > cap)
-			len = (uint32_t)cap;
-	}
-	memcpy(head, slot, len);
-	(void)doca_buf_set_data(task->pkt, head, len);
-	task->l3_ok = (cqe->flags & SDP_RING_CQE_F_L3_CSUM_BAD) == 0;
-	task->l4_ok = (cqe->flags & SDP_RING_CQE_F_L4_CSUM_BAD) == 0;
-	if (status == DOCA_SUCCESS) {
-		rxq->packets++;
-		rxq->bytes += len;
-	}
-	sdp_task_complete(&task->task, status);
-}
-
-static int progress_regular(struct doca_eth_rxq *rxq)
-{
-	int did = 0;
-
-	while (rxq->nwaiting > 0) {
-		uint32_t want = rxq->nwaiting < RXQ_POLL_MAX ? rxq->nwaiting : RXQ_POLL_MAX;
-		uint32_t first = 0, n;
-
-		n = sdp_ring_rx_poll(rxq->ring, want, RXQ_SPIN, &first);
-		if (n == 0)
-			break;
-		for (uint32_t i = 0; i < n; i++)
-			fill_task(rxq, sdp_ring_rx_cqe(rxq->ring, first + i),
-				  sdp_ring_rx_slot(rxq->ring, first + i));
-		(void)sdp_ring_rx_release(rxq->ring, first + n);
-		ring_released(rxq);
-		did = 1;
-	}
-	return did;
-}
-
-/* MANAGED_MEMPOOL: batches of events over the ring's slots, handed back after the handler. */
-static int progress_managed(struct doca_eth_rxq *rxq)
-{
-	int did = 0;
-
-	while (sdp_ring_rx_pending(rxq->ring) >= rxq->batch_min) {
-		uint32_t first = 0, n, k = 0;
-		struct doca_buf **array;
-
-		n = sdp_ring_rx_poll(rxq->ring, rxq->batch_max, RXQ_SPIN, &first);
-		if (n == 0)
-			break;
-		did = 1;
-		for (uint32_t i = 0; i < n; i++) {
-			const struct sdp_ring_cqe *cqe = sdp_ring_rx_cqe(rxq->ring, first + i);
-			struct doca_buf *buf;
-
-			if ((cqe->flags & SDP_RING_CQE_F_TRUNCATED) != 0 ||
-			    cqe->wire_len > cqe->len || cqe->len > rxq->max_packet_size) {
-				rxq->truncated++; /* as a NIC drops what exceeds its MTU */
-				continue;
-			}
-			if (doca_buf_inventory_buf_get_by_data(
-				    rxq->inv, rxq->mmap, sdp_ring_rx_slot(rxq->ring, first + i),
-				    cqe->len, &buf) != DOCA_SUCCESS) {
-				sdp_warn("eth_rxq %p: no buffer for a received packet",
-					 (void *)rxq);
-				continue;
-			}
-			rxq->batch_bufs[k++] = buf;
-			rxq->packets++;
-			rxq->bytes += cqe->len;
-		}
-		if (k > 0) {
-			array = malloc(sizeof(*array) * k);
-			if (array == NULL) {
-				sdp_error("eth_rxq %p: out of memory for a batch of %u packets",
-					  (void *)rxq, k);
-				rxq->batch_err_cb(&rxq->batch_event, 0, rxq->batch_user_data,
-						  DOCA_ERROR_NO_MEMORY, NULL);
-			} else {
-				memcpy(array, rxq->batch_bufs, sizeof(*array) * k);
-				rxq->batch_ok_cb(&rxq->batch_event, (uint16_t)k,
-						 rxq->batch_user_data, DOCA_SUCCESS, array);
-			}
-			for (uint32_t i = 0; i < k; i++)
-				(void)doca_buf_dec_refcount(rxq->batch_bufs[i], NULL);
-		}
-		(void)sdp_ring_rx_release(rxq->ring, first + n);
-		ring_released(rxq);
-		if (rxq->ctx.state != DOCA_CTX_STATE_RUNNING)
-			break; /* the handler stopped the queue */
-	}
-	return did;
-}
-
-static int rxq_progress(struct doca_ctx *ctx)
-{
-	struct doca_eth_rxq *rxq = (struct doca_eth_rxq *)ctx;
-
-	if (rxq->ring == NULL || rxq->gpu_rx != NULL || ctx->state != DOCA_CTX_STATE_RUNNING)
-		return 0;
-	if (atomic_load_explicit(&rxq->ev_signaled, memory_order_relaxed)) {
-		uint64_t v;
-
-		atomic_store(&rxq->ev_signaled, 0);
-		if (read(rxq->ev_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
-			sdp_warn("eth_rxq %p: reading its eventfd failed: %m", (void *)rxq);
-	}
-	if (rxq->type == DOCA_ETH_RXQ_TYPE_MANAGED_MEMPOOL)
-		return progress_managed(rxq);
-	return progress_regular(rxq);
-}
-
-/* Event mode: ask the engine for a wake-up unless frames already wait. */
-static int rxq_arm(struct doca_ctx *ctx)
-{
-	struct doca_eth_rxq *rxq = (struct doca_eth_rxq *)ctx;
-	uint32_t pending;
-
-	if (rxq->ring == NULL || rxq->gpu_rx != NULL || ctx->state != DOCA_CTX_STATE_RUNNING)
-		return 0;
-	atomic_store(&rxq->want_wake, 1);
-	pending = sdp_ring_rx_pending(rxq->ring); /* after the store: the engine sees one or the
-						     other */
-	if (rxq->type == DOCA_ETH_RXQ_TYPE_MANAGED_MEMPOOL)
-		return pending >= rxq->batch_min;
-	return pending > 0 && rxq->nwaiting > 0;
 }
 
 /* ---- context ops ---------------------------------------------------------------------------- */
@@ -449,8 +287,8 @@ static const struct sdp_ctx_ops rxq_ctx_ops = {
 	.name = "eth_rxq",
 	.start = rxq_start,
 	.stop = rxq_stop,
-	.progress = rxq_progress,
-	.arm = rxq_arm,
+	.progress = sdp_eth_rxq_progress, /* rxq_cpu.c */
+	.arm = sdp_eth_rxq_arm,
 };
 
 /* ---- create / destroy / setters ------------------------------------------------------------- */
@@ -741,210 +579,6 @@ doca_error_t doca_eth_rxq_cap_get_max_packet_size(const struct doca_devinfo *dev
 	return DOCA_SUCCESS;
 }
 
-/* ---- receive tasks -------------------------------------------------------------------------- */
-
-static doca_error_t recv_submit(struct doca_task *task)
-{
-	struct doca_eth_rxq_task_recv *t = (struct doca_eth_rxq_task_recv *)task;
-	struct sdp_eth_dport *dport = t->rxq->dport;
-
-	if (t->pkt == NULL) {
-		sdp_error("eth_rxq %p: receive task %p has no packet buffer", (void *)t->rxq,
-			  (void *)t);
-		return DOCA_ERROR_INVALID_VALUE;
-	}
-	(void)dport;
-	sdp_list_add_tail(&t->rxq->waiting, &t->link);
-	t->rxq->nwaiting++;
-	return DOCA_SUCCESS;
-}
-
-static doca_error_t recv_validate(const struct doca_task *task)
-{
-	const struct doca_eth_rxq_task_recv *t = (const struct doca_eth_rxq_task_recv *)task;
-
-	if (t->pkt == NULL) {
-		sdp_error("eth_rxq %p: receive task %p has no packet buffer", (void *)t->rxq,
-			  (const void *)t);
-		return DOCA_ERROR_INVALID_VALUE;
-	}
-	return DOCA_SUCCESS;
-}
-
-static void recv_free(struct doca_task *task)
-{
-	free(task);
-}
-
-static const struct sdp_task_ops recv_task_ops = {
-	.name = "eth_rxq_recv",
-	.submit = recv_submit,
-	.validate = recv_validate,
-	.free = recv_free,
-};
-
-/* The core calls one generic callback type; this hands the task to the application's. */
-static void recv_done(struct doca_task *task, union doca_data task_user_data,
-		      union doca_data ctx_user_data)
-{
-	struct doca_eth_rxq_task_recv *t = (struct doca_eth_rxq_task_recv *)task;
-	doca_eth_rxq_task_recv_completion_cb_t cb =
-		task->status == DOCA_SUCCESS ? t->rxq->recv_ok_cb : t->rxq->recv_err_cb;
-
-	cb(t, task_user_data, ctx_user_data);
-}
-
-doca_error_t doca_eth_rxq_task_recv_set_conf(
-	struct doca_eth_rxq *eth_rxq, doca_eth_rxq_task_recv_completion_cb_t task_completion_cb,
-	doca_eth_rxq_task_recv_completion_cb_t task_error_cb, uint32_t task_recv_num)
-{
-	doca_error_t status =
-		sdp_ctx_check_idle(eth_rxq ? &eth_rxq->ctx : NULL, "task_recv_set_conf");
-
-	if (status != DOCA_SUCCESS)
-		return status;
-	if (task_completion_cb == NULL || task_error_cb == NULL || task_recv_num == 0) {
-		sdp_error("eth_rxq %p: task_recv_set_conf needs both callbacks and a nonzero "
-			  "task count",
-			  (void *)eth_rxq);
-		return DOCA_ERROR_INVALID_VALUE;
-	}
-	eth_rxq->recv_ok_cb = task_completion_cb;
-	eth_rxq->recv_err_cb = task_error_cb;
-	eth_rxq->task_recv_num = task_recv_num;
-	return DOCA_SUCCESS;
-}
-
-doca_error_t doca_eth_rxq_task_recv_allocate_init(struct doca_eth_rxq *eth_rxq,
-						  struct doca_buf *pkt, union doca_data user_data,
-						  struct doca_eth_rxq_task_recv **task_recv)
-{
-	struct doca_eth_rxq_task_recv *t;
-	doca_error_t status;
-
-	if (eth_rxq == NULL || pkt == NULL || task_recv == NULL) {
-		sdp_error("task_recv_allocate_init: NULL %s", eth_rxq == NULL ? "queue" :
-							      pkt == NULL     ? "packet buffer" :
-										"output");
-		return DOCA_ERROR_INVALID_VALUE;
-	}
-	status = sdp_ctx_check_running(&eth_rxq->ctx, "task_recv_allocate_init");
-	if (status != DOCA_SUCCESS)
-		return status;
-	if (eth_rxq->ctx.num_allocated >= eth_rxq->task_recv_num) {
-		sdp_error("eth_rxq %p: all %u receive tasks are allocated", (void *)eth_rxq,
-			  eth_rxq->task_recv_num);
-		return DOCA_ERROR_NO_MEMORY;
-	}
-	t = calloc(1, sizeof(*t));
-	if (t == NULL) {
-		sdp_error("eth_rxq %p: out of memory for a receive task", (void *)eth_rxq);
-		return DOCA_ERROR_NO_MEMORY;
-	}
-	sdp_task_init(&t->task, &recv_task_ops, &eth_rxq->ctx, recv_done, recv_done);
-	t->task.user_data = user_data;
-	t->rxq = eth_rxq;
-	t->pkt = pkt;
-	sdp_list_head_init(&t->link);
-	*task_recv = t;
-	return DOCA_SUCCESS;
-}
-
-struct doca_task *doca_eth_rxq_task_recv_as_doca_task(struct doca_eth_rxq_task_recv *task_recv)
-{
-	return task_recv != NULL ? &task_recv->task : NULL;
-}
-
-void doca_eth_rxq_task_recv_set_pkt(struct doca_eth_rxq_task_recv *task_recv, struct doca_buf *pkt)
-{
-	if (task_recv == NULL) {
-		sdp_error("task_recv_set_pkt: NULL task");
-		return;
-	}
-	if (task_recv->task.state == SDP_TASK_SUBMITTED) {
-		sdp_error("task_recv_set_pkt: task %p is submitted", (void *)task_recv);
-		return;
-	}
-	task_recv->pkt = pkt;
-}
-
-doca_error_t doca_eth_rxq_task_recv_get_pkt(const struct doca_eth_rxq_task_recv *task_recv,
-					    struct doca_buf **pkt)
-{
-	if (task_recv == NULL || pkt == NULL) {
-		sdp_error("task_recv_get_pkt: NULL argument");
-		return DOCA_ERROR_INVALID_VALUE;
-	}
-	*pkt = task_recv->pkt;
-	return DOCA_SUCCESS;
-}
-
-doca_error_t doca_eth_rxq_task_recv_get_l3_ok(const struct doca_eth_rxq_task_recv *task_recv,
-					      uint8_t *l3_ok)
-{
-	if (task_recv == NULL || l3_ok == NULL) {
-		sdp_error("task_recv_get_l3_ok: NULL argument");
-		return DOCA_ERROR_INVALID_VALUE;
-	}
-	*l3_ok = task_recv->l3_ok;
-	return DOCA_SUCCESS;
-}
-
-doca_error_t doca_eth_rxq_task_recv_get_l4_ok(const struct doca_eth_rxq_task_recv *task_recv,
-					      uint8_t *l4_ok)
-{
-	if (task_recv == NULL || l4_ok == NULL) {
-		sdp_error("task_recv_get_l4_ok: NULL argument");
-		return DOCA_ERROR_INVALID_VALUE;
-	}
-	*l4_ok = task_recv->l4_ok;
-	return DOCA_SUCCESS;
-}
-
-/* ---- managed-mempool batch events ----------------------------------------------------------- */
-
-doca_error_t doca_eth_rxq_event_batch_managed_recv_register(
-	struct doca_eth_rxq *eth_rxq, enum doca_event_batch_events_number events_number_max,
-	enum doca_event_batch_events_number events_number_min, union doca_data user_data,
-	doca_eth_rxq_event_batch_managed_recv_handler_cb_t success_event_batch_handler,
-	doca_eth_rxq_event_batch_managed_recv_handler_cb_t error_event_batch_handler)
-{
-	doca_error_t status = sdp_ctx_check_idle(eth_rxq ? &eth_rxq->ctx : NULL,
-						 "event_batch_managed_recv_register");
-
-	if (status != DOCA_SUCCESS)
-		return status;
-	if (success_event_batch_handler == NULL || error_event_batch_handler == NULL ||
-	    (unsigned int)events_number_max > DOCA_EVENT_BATCH_EVENTS_NUMBER_128 ||
-	    (unsigned int)events_number_min > (unsigned int)events_number_max) {
-		sdp_error("eth_rxq %p: event_batch_managed_recv_register needs both handlers and "
-			  "1 <= events_number_min <= events_number_max <= 128",
-			  (void *)eth_rxq);
-		return DOCA_ERROR_INVALID_VALUE;
-	}
-	eth_rxq->batch_max = 1u << events_number_max;
-	eth_rxq->batch_min = 1u << events_number_min;
-	eth_rxq->batch_user_data = user_data;
-	eth_rxq->batch_ok_cb = success_event_batch_handler;
-	eth_rxq->batch_err_cb = error_event_batch_handler;
-	eth_rxq->batch_event.rxq = eth_rxq;
-	eth_rxq->batch_registered = 1;
-	return DOCA_SUCCESS;
-}
-
-struct doca_ctx *doca_eth_rxq_event_batch_managed_recv_get_ctx(
-	const struct doca_eth_rxq_event_batch_managed_recv *event_batch_managed_recv)
-{
-	if (event_batch_managed_recv == NULL || event_batch_managed_recv->rxq == NULL)
-		return NULL;
-	return &event_batch_managed_recv->rxq->ctx;
-}
-
-void doca_eth_rxq_event_batch_managed_recv_pkt_array_free(struct doca_buf **pkt_array)
-{
-	free(pkt_array);
-}
-
 /* ---- softdpu extension ---------------------------------------------------------------------- */
 
 doca_error_t sdp_eth_rxq_get_counters(const struct doca_eth_rxq *eth_rxq,
@@ -1000,68 +634,4 @@ doca_error_t sdp_eth_rxq_set_ring_size(struct doca_eth_rxq *eth_rxq, uint32_t nb
 	}
 	eth_rxq->ring_slots_req = nb_slots;
 	return DOCA_SUCCESS;
-}
-
-/* ---- GPU data path (doca_eth_rxq_gpu_data_path.h) ------------------------------------------- */
-
-doca_error_t doca_eth_rxq_get_gpu_handle(const struct doca_eth_rxq *eth_rxq,
-					 struct doca_gpu_eth_rxq **eth_rxq_ext)
-{
-	if (eth_rxq == NULL || eth_rxq_ext == NULL) {
-		sdp_error("doca_eth_rxq_get_gpu_handle: NULL argument");
-		return DOCA_ERROR_INVALID_VALUE;
-	}
-	if (eth_rxq->ctx.state != DOCA_CTX_STATE_RUNNING) {
-		sdp_error("eth_rxq %p: get_gpu_handle needs a RUNNING queue (it is %s)",
-			  (const void *)eth_rxq, sdp_ctx_state_name(eth_rxq->ctx.state));
-		return DOCA_ERROR_BAD_STATE;
-	}
-	if (eth_rxq->gpu_rx == NULL) {
-		sdp_error("eth_rxq %p: get_gpu_handle on a CPU data path queue",
-			  (const void *)eth_rxq);
-		return DOCA_ERROR_NOT_SUPPORTED;
-	}
-	*eth_rxq_ext = sdp_eth_gpu_rxq_handle(eth_rxq);
-	return DOCA_SUCCESS;
-}
-
-doca_error_t doca_eth_rxq_gpu_enable_mcst_qp(struct doca_eth_rxq *eth_rxq)
-{
-	doca_error_t status =
-		sdp_ctx_check_idle(eth_rxq ? &eth_rxq->ctx : NULL, "gpu_enable_mcst_qp");
-
-	if (status == DOCA_SUCCESS)
-		eth_rxq->gpu_mcst = 1;
-	return status;
-}
-
-doca_error_t doca_eth_rxq_gpu_set_uar_on_cpu(struct doca_eth_rxq *eth_rxq)
-{
-	return sdp_ctx_check_idle(eth_rxq ? &eth_rxq->ctx : NULL, "gpu_set_uar_on_cpu");
-}
-
-doca_error_t doca_eth_rxq_gpu_set_rq_mem_type(struct doca_eth_rxq *eth_rxq,
-					      enum doca_gpu_mem_type mem_type)
-{
-	doca_error_t status =
-		sdp_ctx_check_idle(eth_rxq ? &eth_rxq->ctx : NULL, "gpu_set_rq_mem_type");
-
-	if (status != DOCA_SUCCESS)
-		return status;
-	if (mem_type != DOCA_GPU_MEM_TYPE_GPU && mem_type != DOCA_GPU_MEM_TYPE_GPU_CPU &&
-	    mem_type != DOCA_GPU_MEM_TYPE_CPU_GPU) {
-		sdp_error("eth_rxq %p: unknown memory type %d", (void *)eth_rxq, (int)mem_type);
-		return DOCA_ERROR_INVALID_VALUE;
-	}
-	return DOCA_SUCCESS;
-}
-
-doca_error_t doca_eth_rxq_gpu_cpu_proxy_progress(struct doca_eth_rxq *eth_rxq)
-{
-	if (eth_rxq == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	/* called in a busy loop: no logging; the engine drains on its own */
-	return eth_rxq->ctx.state == DOCA_CTX_STATE_RUNNING && eth_rxq->gpu_rx != NULL ?
-		       DOCA_SUCCESS :
-		       DOCA_ERROR_BAD_STATE;
 }

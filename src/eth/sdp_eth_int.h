@@ -17,10 +17,41 @@
  * while it can take frames, on its own eventfd otherwise (no receive queue, or a full
  * back-pressured ring); every sleep is bounded, so an idle port never spins.
  *
- * Locks: dport->lock guards the list of running receive queues (the engine holds it while it
- * pushes a burst, so a queue leaves the list only between bursts); dport->tx_lock serialises
- * tx_burst on the port's TX queue. A receive queue's ring consumer side, its tasks and its
- * consumer counters belong to the thread that calls doca_pe_progress.
+ * Locks, in the order they nest (a lock is only ever taken while holding those above it):
+ *
+ *   g_ports_lock (engine.c)  the list of open ports and each dport->refs. Held by
+ *                            sdp_eth_dport_get (across the backend's port_open and the engine
+ *                            thread's creation), sdp_eth_dport_put (dropped before the engine
+ *                            thread is joined) and sdp_eth_dev_get_port_counters (across the
+ *                            backend's stats op). Never held together with a dport lock, in
+ *                            either order; the engine thread never takes it.
+ *   dport->lock              the queues the engine serves, see below.
+ *     flow port->lock        (read) sdp_flow_classify, per frame, inside the RX burst.
+ *     dport->tx_lock         the GPU send poll's tx_burst, inside dport->lock; the CPU send
+ *                            path (txq_cpu.c) takes it alone.
+ *
+ * dport->lock covers, as fields: dport->rxqs (running receive queues, in start order) and every
+ * rxq's dport_link, has_queue_id, queue_id and eng_touched; dport->gtxqs (running GPU send
+ * queues) and each one's link. It is held
+ *   - by the engine thread across everything that uses a queue of those lists: the burst
+ *     budget (engine_budget: ring room, marking rings full, held_by_gpu), a whole RX burst
+ *     (engine_rx: classification, pick_rxq, the ring pushes or the GPU RX copies, then
+ *     notify_consumers' eventfd writes), publishing landed GPU RX copies
+ *     (engine_gpu_rx_retire), the check for GPU send queues and a whole GPU send poll
+ *     (sdp_eth_gpu_tx_poll: copies out of device memory, offloads, tx_burst, completions);
+ *   - by application threads to join or leave the lists and to set queue ids: the receive
+ *     queue's start and stop (rxq.c), doca_eth_rxq_apply_queue_id, sdp_eth_gpu_txq_start/stop.
+ * So a queue leaves a list only between the engine's bursts and polls, and once it is off the
+ * list the engine no longer touches its ring, its eventfd or its GPU state. Inside it the
+ * engine calls the CUDA driver (GPU RX/TX copies, stream synchronisation: bounded) and takes
+ * the locks above; nothing inside it blocks on an application thread. sdp_flow_port_get/put
+ * (sdp_flow_lock) are called outside it.
+ *
+ * dport->tx_lock serialises tx_burst on the port's TX queue 0 and covers the port's tx_*
+ * counters and, on the CPU path, the queue's checksum stage (txq->stage). The backend's
+ * rx_burst runs on the engine thread without a lock. A receive queue's ring consumer side, its
+ * tasks and its consumer counters belong to the thread that calls doca_pe_progress; a send
+ * queue's backlog and counters to the application thread that submits and progresses it.
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #ifndef SDP_ETH_INT_H_
@@ -34,11 +65,26 @@
 #include "doca_eth_rxq_cpu_data_path.h"
 #include "doca_eth_txq.h"
 #include "doca_eth_txq_cpu_data_path.h"
+#include "doca_eth_txq_gpu_data_path.h"
 #include "sdp_ctx.h"
 #include "sdp_list.h"
 #include "sdp_provider_eth.h"
-#include "softdpu/eth.h"
+#include "sdp_task_batch.h"
 #include "softdpu/sdp_ring.h"
+#include "softdpu/eth.h"
+
+/*
+ * The per-frame flags of the port ABI (enum sdp_pkt_flags, sdp_provider_eth.h) and the flags of a
+ * receive ring's CQE (SDP_RING_CQE_F_*, softdpu/sdp_ring.h: installed, read by GPU kernels) are
+ * one set: the engine copies a frame's flags into its CQE as they are, masked to the set.
+ */
+_Static_assert(SDP_PKT_F_L3_CSUM_BAD == SDP_RING_CQE_F_L3_CSUM_BAD, "L3 checksum flag");
+_Static_assert(SDP_PKT_F_L4_CSUM_BAD == SDP_RING_CQE_F_L4_CSUM_BAD, "L4 checksum flag");
+_Static_assert(SDP_PKT_F_CSUM_PARTIAL == SDP_RING_CQE_F_CSUM_PARTIAL, "partial checksum flag");
+_Static_assert(SDP_PKT_F_TRUNCATED == SDP_RING_CQE_F_TRUNCATED, "truncated flag");
+#define SDP_ETH_PKT_CQE_FLAGS                                                                      \
+	(SDP_RING_CQE_F_L3_CSUM_BAD | SDP_RING_CQE_F_L4_CSUM_BAD | SDP_RING_CQE_F_CSUM_PARTIAL |   \
+	 SDP_RING_CQE_F_TRUNCATED)
 
 #define SDP_ETH_RX_BURST 32	   /* frames the engine takes from the backend at once */
 #define SDP_ETH_DEF_MAX_BURST 1024 /* doca_eth_*_cap_get_max_burst_size */
@@ -50,8 +96,8 @@ struct sdp_eth_dport {
 	const struct sdp_eth_port_ops *ops;
 	struct sdp_eth_port *port;
 	struct sdp_eth_port_info info;
-	pthread_mutex_t lock;	 /* rxqs */
-	pthread_mutex_t tx_lock; /* tx_burst on TX queue 0, tx counters */
+	pthread_mutex_t lock;	 /* rxqs, gtxqs, the queues' links and ids (see the top) */
+	pthread_mutex_t tx_lock; /* tx_burst on TX queue 0, tx counters (nests in lock) */
 	sdp_list_link_t rxqs;	 /* running receive queues, in start order */
 	pthread_t thread;
 	int wake_fd; /* eventfd: a queue started, a ring has room again, or stop */
@@ -129,6 +175,66 @@ struct doca_eth_rxq_task_recv {
 	sdp_list_link_t link; /* in rxq->waiting */
 };
 
+/* ---- the send queue (txq.c, txq_cpu.c, txq_gpu.c) ---- */
+
+struct doca_eth_txq_task_send;
+struct sdp_eth_txq_batch;
+
+/* An entry of the backlog: a send task or a batch send task (exactly one is set). */
+struct sdp_eth_txq_item {
+	sdp_list_link_t link; /* in txq->backlog */
+	struct doca_eth_txq_task_send *send;
+	struct sdp_eth_txq_batch *batch;
+};
+
+struct doca_eth_txq {
+	struct doca_ctx ctx; /* first: the context base */
+	struct doca_dev *dev;
+	uint32_t max_burst_size;
+	uint8_t l3_csum;
+	uint8_t l4_csum;
+	doca_eth_txq_task_send_completion_cb_t send_ok_cb;
+	doca_eth_txq_task_send_completion_cb_t send_err_cb;
+	uint32_t task_send_num;
+	uint32_t num_send; /* send tasks allocated and not freed */
+	/* batch send tasks (batch_max 0: not configured) */
+	doca_eth_txq_task_batch_send_completion_cb_t batch_ok_cb;
+	doca_eth_txq_task_batch_send_completion_cb_t batch_err_cb;
+	uint16_t batch_max;		      /* tasks per batch at most: 16, 32, 64 or 128 */
+	uint16_t batch_num;		      /* batches the application may hold */
+	uint16_t batch_held;		      /* batches allocated and not freed */
+	struct sdp_eth_txq_batch *batch_pool; /* freed batches (all of batch_max tasks) */
+	int has_queue_id;
+	uint16_t queue_id;
+	struct sdp_eth_dport *dport; /* while started */
+	sdp_list_link_t backlog; /* txq_items the backend had no room for (application thread) */
+	uint8_t *stage;		 /* checksum offload: the frame as sent (dport->tx_lock) */
+	struct sdp_eth_txq_counters counters; /* application thread; read by get_counters */
+	/* GPU data path (issue 5) */
+	struct sdp_eth_gpu_txq *gpu_tx; /* while started on the GPU */
+	int wait_on_time, completion_on_gpu, uar_on_cpu;
+	doca_eth_txq_gpu_event_error_send_packet_cb_t ev_error_cb;
+	doca_eth_txq_gpu_event_notify_send_packet_cb_t ev_notify_cb;
+	union doca_data ev_error_ud, ev_notify_ud;
+};
+
+struct doca_eth_txq_task_send {
+	struct doca_task task; /* first */
+	struct doca_eth_txq *txq;
+	struct doca_buf *pkt;
+	struct sdp_eth_txq_item item;
+};
+
+struct sdp_eth_txq_batch {
+	struct doca_task_batch batch; /* first */
+	struct doca_eth_txq *txq;
+	struct doca_buf **pkts; /* batch_max entries; the application fills tasks_num */
+	uint16_t next;		/* while submitted: frames handled so far */
+	struct sdp_eth_txq_item item;
+	struct sdp_eth_txq_batch *pool_next; /* in txq->batch_pool while freed */
+	/* followed by the arrays: pkts, task user data, statuses (batch_max each) */
+};
+
 /* Take (open on first use) / release the engine port of dev. Errors are logged. */
 doca_error_t sdp_eth_dport_get(struct doca_dev *dev, struct sdp_eth_dport **dport_p);
 void sdp_eth_dport_put(struct sdp_eth_dport *dport);
@@ -142,6 +248,26 @@ static inline void sdp_eth_dport_count_tx(struct sdp_eth_dport *dport, uint64_t 
 	__atomic_store_n(&dport->tx_packets, dport->tx_packets + 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&dport->tx_bytes, dport->tx_bytes + bytes, __ATOMIC_RELAXED);
 }
+
+/* ---- receive queue: CPU data path (rxq_cpu.c), the context ops' progress and arm ---- */
+
+int sdp_eth_rxq_progress(struct doca_ctx *ctx);
+int sdp_eth_rxq_arm(struct doca_ctx *ctx);
+
+/* ---- send queue: CPU data path (txq_cpu.c) ---- */
+
+/* Send what waits in the backlog while the backend takes it; 1 when anything moved. */
+int sdp_eth_txq_backlog_push(struct doca_eth_txq *txq);
+/* Complete every backlog entry with DOCA_ERROR_IO_FAILED, in order (the queue stops). */
+void sdp_eth_txq_backlog_fail(struct doca_eth_txq *txq);
+/* Free the pooled batch send tasks (destroy). */
+void sdp_eth_txq_batch_pool_drain(struct doca_eth_txq *txq);
+
+/* ---- send queue: GPU data path (txq_gpu.c) ---- */
+
+/* Start / stop a send queue on the GPU data path (the context's start and stop). */
+doca_error_t sdp_eth_txq_gpu_start(struct doca_eth_txq *txq);
+void sdp_eth_txq_gpu_stop(struct doca_eth_txq *txq);
 
 /* ---- GPU data path (gpu.c) ---- */
 
@@ -180,9 +306,6 @@ struct doca_gpu_eth_txq *sdp_eth_gpu_txq_handle(const struct sdp_eth_gpu_txq *gt
 void sdp_eth_gpu_txq_counters(const struct sdp_eth_gpu_txq *gtxq, struct sdp_eth_txq_counters *c);
 /* Engine: send what the GPU send queues of the port posted; returns the descriptors handled. */
 unsigned int sdp_eth_gpu_tx_poll(struct sdp_eth_dport *dport, uint64_t *next_ns);
-
-/* Software checksums of one frame in place (IPv4 header; UDP/TCP over IPv4/IPv6). */
-void sdp_eth_csum_fill(uint8_t *frame, uint32_t len, int l3, int l4);
 
 /* Whether the device's provider has Ethernet ports (capability queries). */
 int sdp_eth_devinfo_has_port(const struct doca_devinfo *devinfo);

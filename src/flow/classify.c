@@ -18,6 +18,7 @@
 #include "sdp_flow_int.h"
 #include "sdp_log.h"
 #include "softdpu/flow.h"
+#include "softdpu/sdp_pkt.h"
 
 SDP_LOG_COMPONENT("flow");
 
@@ -683,11 +684,6 @@ struct sdp_flow_pkt {
 	uint8_t l4;		    /* one enum sdp_flow_l4_kind bit, or 0 */
 };
 
-static uint16_t sdp_flow_rd16(const uint8_t *p)
-{
-	return (uint16_t)((p[0] << 8) | p[1]);
-}
-
 static void sdp_flow_parse_l4(struct sdp_flow_pkt *pkt, uint8_t proto, const uint8_t *l4,
 			      uint32_t avail, bool ip6)
 {
@@ -695,23 +691,23 @@ static void sdp_flow_parse_l4(struct sdp_flow_pkt *pkt, uint8_t proto, const uin
 
 	switch (proto) {
 	case DOCA_FLOW_PROTO_TCP:
-		if (avail < 20)
+		if (avail < SDP_PKT_TCP_HLEN)
 			return;
-		memcpy(&o->tcp.l4_port.src_port, l4, 2);
-		memcpy(&o->tcp.l4_port.dst_port, l4 + 2, 2);
-		memcpy(&o->tcp.seq_num, l4 + 4, 4);
-		memcpy(&o->tcp.ack_num, l4 + 8, 4);
-		o->tcp.data_offset = l4[12];
-		o->tcp.flags = l4[13];
+		memcpy(&o->tcp.l4_port.src_port, l4 + SDP_PKT_TCP_SPORT, 2);
+		memcpy(&o->tcp.l4_port.dst_port, l4 + SDP_PKT_TCP_DPORT, 2);
+		memcpy(&o->tcp.seq_num, l4 + SDP_PKT_TCP_SEQ, 4);
+		memcpy(&o->tcp.ack_num, l4 + SDP_PKT_TCP_ACK, 4);
+		o->tcp.data_offset = l4[SDP_PKT_TCP_DATA_OFF];
+		o->tcp.flags = l4[SDP_PKT_TCP_FLAGS];
 		o->l4_type_ext = DOCA_FLOW_L4_TYPE_EXT_TCP;
 		pkt->key.parser_meta.outer_l4_type = DOCA_FLOW_L4_META_TCP;
 		pkt->l4 = SDP_FLOW_L4K_TCP;
 		break;
 	case DOCA_FLOW_PROTO_UDP:
-		if (avail < 8)
+		if (avail < SDP_PKT_UDP_HLEN)
 			return;
-		memcpy(&o->udp.l4_port.src_port, l4, 2);
-		memcpy(&o->udp.l4_port.dst_port, l4 + 2, 2);
+		memcpy(&o->udp.l4_port.src_port, l4 + SDP_PKT_UDP_SPORT, 2);
+		memcpy(&o->udp.l4_port.dst_port, l4 + SDP_PKT_UDP_DPORT, 2);
 		o->l4_type_ext = DOCA_FLOW_L4_TYPE_EXT_UDP;
 		pkt->key.parser_meta.outer_l4_type = DOCA_FLOW_L4_META_UDP;
 		pkt->l4 = SDP_FLOW_L4K_UDP;
@@ -742,7 +738,7 @@ static void sdp_flow_parse(const uint8_t *frame, uint32_t len, uint16_t port_id,
 {
 	struct doca_flow_header_format *o = &pkt->key.outer;
 	struct doca_flow_parser_meta *pm = &pkt->key.parser_meta;
-	uint32_t off = 14;
+	uint32_t off = SDP_PKT_ETH_HLEN;
 	uint16_t type;
 
 	memset(pm, 0, sizeof(*pm));
@@ -750,19 +746,19 @@ static void sdp_flow_parse(const uint8_t *frame, uint32_t len, uint16_t port_id,
 	pkt->l3 = SDP_FLOW_L3_ANY;
 	pkt->l4 = 0;
 	pm->port_id = port_id;
-	if (len < 14)
+	if (len < SDP_PKT_ETH_HLEN)
 		return;
-	memcpy(o->eth.dst_mac, frame, 6);
-	memcpy(o->eth.src_mac, frame + 6, 6);
-	type = sdp_flow_rd16(frame + 12);
+	memcpy(o->eth.dst_mac, frame + SDP_PKT_ETH_DST, 6);
+	memcpy(o->eth.src_mac, frame + SDP_PKT_ETH_SRC, 6);
+	type = sdp_pkt_get16(frame + SDP_PKT_ETH_TYPE);
 	if (type == DOCA_FLOW_ETHER_TYPE_VLAN || type == DOCA_FLOW_ETHER_TYPE_QINQ) {
-		if (len < off + 4)
+		if (len < off + SDP_PKT_VLAN_HLEN)
 			return;
 		memcpy(&o->eth_vlan[0].tci, frame + off, 2);
 		o->l2_valid_headers = DOCA_FLOW_L2_VALID_HEADER_VLAN_0;
 		pm->outer_l2_type = DOCA_FLOW_L2_META_SINGLE_VLAN;
-		type = sdp_flow_rd16(frame + off + 2);
-		off += 4;
+		type = sdp_pkt_get16(frame + off + 2);
+		off += SDP_PKT_VLAN_HLEN;
 		if (type == DOCA_FLOW_ETHER_TYPE_VLAN || type == DOCA_FLOW_ETHER_TYPE_QINQ) {
 			/* a second tag: counted, not parsed through */
 			pm->outer_l2_type = DOCA_FLOW_L2_META_MULTI_VLAN;
@@ -776,47 +772,49 @@ static void sdp_flow_parse(const uint8_t *frame, uint32_t len, uint16_t port_id,
 		uint32_t ihl;
 		uint16_t frag;
 
-		if (len < off + 20 || (ip[0] >> 4) != 4)
+		if (len < off + SDP_PKT_IP4_HLEN || (ip[0] >> 4) != 4)
 			return;
-		ihl = (uint32_t)(ip[0] & 0xf) * 4;
-		if (ihl < 20 || len < off + ihl)
+		ihl = sdp_pkt_ip4_hlen(ip);
+		if (ihl < SDP_PKT_IP4_HLEN || len < off + ihl)
 			return;
-		o->ip4.version_ihl = ip[0];
-		o->ip4.dscp_ecn = ip[1];
-		memcpy(&o->ip4.total_len, ip + 2, 2);
-		memcpy(&o->ip4.identification, ip + 4, 2);
-		memcpy(&o->ip4.flags_fragment_offset, ip + 6, 2);
-		o->ip4.ttl = ip[8];
-		o->ip4.next_proto = ip[9];
-		memcpy(&o->ip4.src_ip, ip + 12, 4);
-		memcpy(&o->ip4.dst_ip, ip + 16, 4);
+		o->ip4.version_ihl = ip[SDP_PKT_IP4_VER_IHL];
+		o->ip4.dscp_ecn = ip[SDP_PKT_IP4_TOS];
+		memcpy(&o->ip4.total_len, ip + SDP_PKT_IP4_TOTAL_LEN, 2);
+		memcpy(&o->ip4.identification, ip + SDP_PKT_IP4_ID, 2);
+		memcpy(&o->ip4.flags_fragment_offset, ip + SDP_PKT_IP4_FRAG, 2);
+		o->ip4.ttl = ip[SDP_PKT_IP4_TTL];
+		o->ip4.next_proto = ip[SDP_PKT_IP4_PROTO];
+		memcpy(&o->ip4.src_ip, ip + SDP_PKT_IP4_SRC, 4);
+		memcpy(&o->ip4.dst_ip, ip + SDP_PKT_IP4_DST, 4);
 		o->l3_type = DOCA_FLOW_L3_TYPE_IP4;
 		pm->outer_l3_type = DOCA_FLOW_L3_META_IPV4;
 		pkt->l3 = SDP_FLOW_L3_IP4;
-		frag = sdp_flow_rd16(ip + 6);
-		if (frag & 0x3fff)
+		frag = sdp_pkt_get16(ip + SDP_PKT_IP4_FRAG);
+		if (frag & (SDP_PKT_IP4_MF | SDP_PKT_IP4_FRAG_OFF))
 			pm->outer_ip_fragmented = 1;
 		/* only the first fragment carries the transport header */
-		if ((frag & 0x1fff) == 0)
-			sdp_flow_parse_l4(pkt, ip[9], ip + ihl, len - off - ihl, false);
+		if ((frag & SDP_PKT_IP4_FRAG_OFF) == 0)
+			sdp_flow_parse_l4(pkt, ip[SDP_PKT_IP4_PROTO], ip + ihl, len - off - ihl,
+					  false);
 	} else if (type == DOCA_FLOW_ETHER_TYPE_IPV6) {
 		const uint8_t *ip = frame + off;
 		uint32_t flow;
 
-		if (len < off + 40 || (ip[0] >> 4) != 6)
+		if (len < off + SDP_PKT_IP6_HLEN || (ip[0] >> 4) != 6)
 			return;
 		o->ip6.traffic_class = (uint8_t)(((ip[0] & 0xf) << 4) | (ip[1] >> 4));
 		flow = htonl(((uint32_t)(ip[1] & 0xf) << 16) | ((uint32_t)ip[2] << 8) | ip[3]);
 		o->ip6.flow_label = flow;
-		memcpy(&o->ip6.payload_len, ip + 4, 2);
-		o->ip6.next_proto = ip[6];
-		o->ip6.hop_limit = ip[7];
-		memcpy(o->ip6.src_ip, ip + 8, 16);
-		memcpy(o->ip6.dst_ip, ip + 24, 16);
+		memcpy(&o->ip6.payload_len, ip + SDP_PKT_IP6_PAYLOAD_LEN, 2);
+		o->ip6.next_proto = ip[SDP_PKT_IP6_NEXT];
+		o->ip6.hop_limit = ip[SDP_PKT_IP6_HOP_LIMIT];
+		memcpy(o->ip6.src_ip, ip + SDP_PKT_IP6_SRC, 16);
+		memcpy(o->ip6.dst_ip, ip + SDP_PKT_IP6_DST, 16);
 		o->l3_type = DOCA_FLOW_L3_TYPE_IP6;
 		pm->outer_l3_type = DOCA_FLOW_L3_META_IPV6;
 		pkt->l3 = SDP_FLOW_L3_IP6;
-		sdp_flow_parse_l4(pkt, ip[6], ip + 40, len - off - 40, true);
+		sdp_flow_parse_l4(pkt, ip[SDP_PKT_IP6_NEXT], ip + SDP_PKT_IP6_HLEN,
+				  len - off - SDP_PKT_IP6_HLEN, true);
 	}
 }
 

@@ -32,6 +32,7 @@
 #include "doca_eth_txq.h"
 #include "doca_pe.h"
 #include "softdpu/eth.h"
+#include "softdpu/sdp_pkt.h"
 #include "t_eth.h"
 #include "t_helpers.h"
 #include "t_nic.h"
@@ -58,56 +59,27 @@ static int parse_mac(const char *s, uint8_t mac[6])
 	return 0;
 }
 
-static void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	put16(p, (uint16_t)(v >> 16));
-	put16(p + 2, (uint16_t)v);
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
 /* Frame i: a to b, IPv4/UDP with valid checksums; payload MAGIC, the run's tag, i, a pattern. */
 static uint32_t make_frame(uint8_t *f, uint32_t i)
 {
 	uint32_t len = 60 + (i * 263) % (MAXF - 60 + 1);
-	uint8_t *ip = f + 14, *udp = ip + 20, *pl = udp + 8;
+	struct sdp_pkt_udp4 h = {.src_ip = {10, 254, 0, 1},
+				 .dst_ip = {10, 254, 0, 2},
+				 .sport = (uint16_t)(40000 + i % 64),
+				 .dport = 40999,
+				 .ip_id = (uint16_t)i,
+				 .ip_frag = SDP_PKT_IP4_DF};
+	uint8_t *pl = f + SDP_PKT_UDP4_PAYLOAD;
 
-	memcpy(f, g_mac_b, 6);
-	memcpy(f + 6, g_mac_a, 6);
-	put16(f + 12, 0x0800);
-	memset(ip, 0, 20);
-	ip[0] = 0x45;
-	put16(ip + 2, (uint16_t)(len - 14));
-	put16(ip + 4, (uint16_t)i);
-	put16(ip + 6, 0x4000);
-	ip[8] = 64;
-	ip[9] = 17;
-	memcpy(ip + 12, "\x0a\xfe\x00\x01\x0a\xfe\x00\x02", 8);
-	put16(ip + 10, (uint16_t)~t_eth_inet_sum(0, ip, 20));
-	put16(udp, (uint16_t)(40000 + i % 64));
-	put16(udp + 2, 40999);
-	put16(udp + 4, (uint16_t)(len - 34));
-	put16(udp + 6, 0);
-	put32(pl, MAGIC);
-	put32(pl + 4, g_pid_tag);
-	put32(pl + 8, i);
-	for (uint32_t k = 12; k < len - 42; k++)
+	memcpy(h.dst_mac, g_mac_b, 6);
+	memcpy(h.src_mac, g_mac_a, 6);
+	sdp_pkt_udp4_build(f, len, &h);
+	sdp_pkt_put32(pl, MAGIC);
+	sdp_pkt_put32(pl + 4, g_pid_tag);
+	sdp_pkt_put32(pl + 8, i);
+	for (uint32_t k = 12; k < len - SDP_PKT_UDP4_PAYLOAD; k++)
 		pl[k] = (uint8_t)(k * 3 + i * 7);
-	{
-		uint16_t c = (uint16_t)~t_eth_inet_sum(
-			t_eth_inet_sum(0, ip + 12, 8) + 17u + (len - 34), udp, len - 34);
-
-		put16(udp + 6, c == 0 ? 0xffff : c);
-	}
+	sdp_pkt_csum_fill(f, len, 1, 1);
 	return len;
 }
 
@@ -153,12 +125,13 @@ static void on_frame(struct t_eth_rx *rx, const uint8_t *f, size_t len)
 	uint8_t want[MAXF];
 	uint32_t i, wlen;
 
-	if (len < 54 || f[12] != 0x08 || f[13] != 0x00 || f[23] != 17 || get32(f + 42) != MAGIC ||
-	    get32(f + 46) != g_pid_tag) {
+	if (len < 54 || sdp_pkt_get16(f + SDP_PKT_ETH_TYPE) != SDP_PKT_ETHERTYPE_IPV4 ||
+	    f[SDP_PKT_UDP4_IP + SDP_PKT_IP4_PROTO] != SDP_PKT_PROTO_UDP ||
+	    sdp_pkt_get32(f + 42) != MAGIC || sdp_pkt_get32(f + 46) != g_pid_tag) {
 		s->stray++;
 		return;
 	}
-	i = get32(f + 50);
+	i = sdp_pkt_get32(f + 50);
 	s->ours++;
 	if (i != s->next) {
 		if (s->wrong++ < 5)

@@ -37,6 +37,7 @@
 #include "doca_log.h"
 #include "sdp_provider.h"
 #include "sdp_provider_eth.h"
+#include "softdpu/sdp_pkt.h"
 #include "t_helpers.h"
 
 #define BUF 2048
@@ -87,19 +88,6 @@ static struct doca_devinfo *find_dev(const char *name)
 
 /* ---- frames ---------------------------------------------------------------------------------- */
 
-static uint16_t csum16(const uint8_t *p, size_t len)
-{
-	uint32_t sum = 0;
-
-	for (size_t i = 0; i + 1 < len; i += 2)
-		sum += (uint32_t)(p[i] << 8 | p[i + 1]);
-	if (len & 1)
-		sum += (uint32_t)p[len - 1] << 8;
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return (uint16_t)~sum;
-}
-
 /*
  * An Ethernet/IPv4/UDP frame of `len` bytes to a MAC no interface has (the kernels drop it as
  * "other host"; packet sockets still see it). Flow `flow` sets the UDP source port; `tag`
@@ -108,39 +96,19 @@ static uint16_t csum16(const uint8_t *p, size_t len)
 static void make_frame(uint8_t *f, uint32_t len, const uint8_t src_mac[6], uint32_t flow,
 		       uint8_t tag, uint32_t seq)
 {
-	static const uint8_t dst[6] = {0x02, 0x53, 0x44, 0x50, 0x00, 0x99};
-	uint16_t ip_len = (uint16_t)(len - 14), udp_len = (uint16_t)(len - 34);
-	uint8_t *ip = f + 14, *udp = f + 34;
+	struct sdp_pkt_udp4 h = {.dst_mac = {0x02, 0x53, 0x44, 0x50, 0x00, 0x99},
+				 .src_ip = {10, 99, (uint8_t)(flow >> 8), (uint8_t)flow},
+				 .dst_ip = {10, 98, 0, 1},
+				 .sport = (uint16_t)(10000 + flow),
+				 .dport = 12345};
 
-	memcpy(f, dst, 6);
-	memcpy(f + 6, src_mac, 6);
-	f[12] = 0x08;
-	f[13] = 0x00;
-	memset(ip, 0, 20);
-	ip[0] = 0x45;
-	ip[2] = (uint8_t)(ip_len >> 8);
-	ip[3] = (uint8_t)ip_len;
-	ip[8] = 64;
-	ip[9] = 17;
-	ip[12] = 10, ip[13] = 99, ip[14] = (uint8_t)(flow >> 8), ip[15] = (uint8_t)flow;
-	ip[16] = 10, ip[17] = 98, ip[18] = 0, ip[19] = 1;
-	{
-		uint16_t c = csum16(ip, 20);
-
-		ip[10] = (uint8_t)(c >> 8);
-		ip[11] = (uint8_t)c;
-	}
-	udp[0] = (uint8_t)((10000 + flow) >> 8);
-	udp[1] = (uint8_t)(10000 + flow);
-	udp[2] = 0x30;
-	udp[3] = 0x39;
-	udp[4] = (uint8_t)(udp_len >> 8);
-	udp[5] = (uint8_t)udp_len;
-	udp[6] = udp[7] = 0; /* no UDP checksum (allowed over IPv4) */
-	for (uint32_t i = 42; i < len; i++)
+	memcpy(h.src_mac, src_mac, 6);
+	sdp_pkt_udp4_build(f, len, &h);
+	for (uint32_t i = SDP_PKT_UDP4_PAYLOAD; i < len; i++)
 		f[i] = (uint8_t)(i * 13 + seq * 7 + tag);
 	f[42] = tag;
 	memcpy(f + 43, &seq, sizeof(seq));
+	sdp_pkt_csum_fill(f, len, 1, 0); /* no UDP checksum (allowed over IPv4) */
 }
 
 static uint32_t frame_len(uint32_t seq)

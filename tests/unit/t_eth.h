@@ -417,18 +417,4 @@ static __attribute__((unused)) void t_eth_tx_fini(struct t_eth_tx *tx)
 	tx->txq = NULL;
 }
 
-/* RFC 1071: the folded one's-complement sum of len bytes plus init. */
-static __attribute__((unused)) uint16_t t_eth_inet_sum(uint32_t init, const uint8_t *p, size_t len)
-{
-	uint64_t s = init;
-
-	for (size_t i = 0; i + 1 < len; i += 2)
-		s += (uint32_t)p[i] << 8 | p[i + 1];
-	if (len & 1)
-		s += (uint32_t)p[len - 1] << 8;
-	while (s >> 16)
-		s = (s & 0xffff) + (s >> 16);
-	return (uint16_t)s;
-}
-
 #endif /* T_ETH_H_ */

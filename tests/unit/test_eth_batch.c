@@ -83,58 +83,11 @@ static uint32_t frame_len(uint32_t id)
 	return 60 + (id * 131) % (1514 - 60 + 1);
 }
 
+/* Frame id: its id in the UDP payload (frame g_udp_id: an Ethernet/IPv4/UDP frame). */
 static void frame_fill(uint8_t *buf, uint32_t id)
 {
-	uint32_t len = frame_len(id);
-
-	for (uint32_t k = 0; k < len; k++)
-		buf[k] = (uint8_t)(k * 7 + id * 29 + 3);
-	memcpy(buf, "\x02\x00\x00\x00\x00\x02\x02\x00\x00\x00\x00\x01", 12);
-	buf[12] = 0x88; /* a local experimental ethertype */
-	buf[13] = 0xb5;
-	memcpy(buf + 42, &id, sizeof(id)); /* the UDP payload of the UDP frame */
-	if (id == g_udp_id) {
-		uint8_t *ip = buf + 14, *udp = buf + 34;
-		uint16_t total = (uint16_t)(len - 14), ulen = (uint16_t)(len - 34);
-
-		buf[12] = 0x08;
-		buf[13] = 0x00;
-		ip[0] = 0x45;
-		ip[1] = 0;
-		ip[2] = (uint8_t)(total >> 8);
-		ip[3] = (uint8_t)total;
-		ip[6] = 0x40; /* don't fragment */
-		ip[7] = 0;
-		ip[8] = 64;
-		ip[9] = 17;
-		ip[10] = ip[11] = 0;
-		udp[4] = (uint8_t)(ulen >> 8);
-		udp[5] = (uint8_t)ulen;
-		udp[6] = udp[7] = 0;
-	}
-}
-
-/* The one's-complement sum over the bytes (folded), as a receiver verifies it. */
-static uint16_t ones_sum(const uint8_t *p, size_t len, uint32_t sum)
-{
-	for (size_t k = 0; k + 1 < len; k += 2)
-		sum += (uint32_t)p[k] << 8 | p[k + 1];
-	if (len & 1)
-		sum += (uint32_t)p[len - 1] << 8;
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return (uint16_t)sum;
-}
-
-/* The UDP frame: both checksums filled in and right, every other byte as built. */
-static int udp_frame_ok(const uint8_t *got, const uint8_t *want, uint32_t len)
-{
-	uint32_t pseudo = ones_sum(got + 26, 8, 0) + 17 + (len - 34);
-
-	return ones_sum(got + 14, 20, 0) == 0xffff &&
-	       ones_sum(got + 34, len - 34, pseudo) == 0xffff && (got[24] != 0 || got[25] != 0) &&
-	       (got[40] != 0 || got[41] != 0) && memcmp(got, want, 24) == 0 &&
-	       memcmp(got + 26, want + 26, 14) == 0 && memcmp(got + 42, want + 42, len - 42) == 0;
+	t_frame_fill(buf, frame_len(id), id, id == g_udp_id);
+	memcpy(buf + SDP_PKT_UDP4_PAYLOAD, &id, sizeof(id));
 }
 
 /* A new frame in its own send slot; its buffer. */
@@ -177,7 +130,7 @@ static void recv_ok(struct doca_eth_rxq_task_recv *task, union doca_data task_us
 		frame_fill(want, id);
 		if (id == g_udp_id) {
 			g_udp_seen++;
-			if (!udp_frame_ok(data, want, (uint32_t)len)) {
+			if (!t_udp_offload_ok(data, want, (uint32_t)len)) {
 				t_fail("UDP frame %u: checksums wrong or other bytes changed", id);
 				g_rx_bad++;
 			}

@@ -21,6 +21,7 @@
 #include "doca_pe.h"
 #include "sdp_gen_payload.h"
 #include "softdpu/eth.h"
+#include "softdpu/sdp_pkt.h"
 #include "t_eth.h"
 #include "t_helpers.h"
 #include "t_nic.h"
@@ -47,16 +48,6 @@ struct gen_run {
 	uint64_t bytes;
 };
 
-static uint16_t be16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static uint32_t be32(const uint8_t *p)
-{
-	return (uint32_t)be16(p) << 16 | be16(p + 2);
-}
-
 static void bad_frame(struct gen_run *r, const char *what, uint64_t seq)
 {
 	if (r->bad++ < 5)
@@ -69,6 +60,7 @@ static void on_frame(struct t_eth_rx *rx, const uint8_t *f, size_t len)
 	const uint8_t *ip = f + 14, *udp = ip + 20, *pl = udp + 8;
 	uint64_t seq = 0;
 	uint32_t pl_len;
+	int l3_ok, l4_ok;
 
 	r->bytes += len;
 	if (len != r->size) {
@@ -78,30 +70,30 @@ static void on_frame(struct t_eth_rx *rx, const uint8_t *f, size_t len)
 	pl_len = r->size - SDP_GEN_L2L3L4_LEN;
 	for (int i = 0; i < 8; i++)
 		seq = seq << 8 | pl[SDP_GEN_OFF_SEQ + i];
-	if (memcmp(f, g_mac, 6) != 0 || be16(f + 12) != 0x0800 || ip[0] != 0x45 || ip[9] != 17 ||
-	    be16(ip + 2) != r->size - 14 || be32(ip + 12) != 0x0a000001 ||
-	    be32(ip + 16) != 0x0a000002 || be16(udp + 2) != 5001 || be16(udp + 4) != r->size - 34) {
+	if (memcmp(f, g_mac, 6) != 0 || sdp_pkt_get16(f + 12) != 0x0800 || ip[0] != 0x45 ||
+	    ip[9] != 17 || sdp_pkt_get16(ip + 2) != r->size - 14 ||
+	    sdp_pkt_get32(ip + 12) != 0x0a000001 || sdp_pkt_get32(ip + 16) != 0x0a000002 ||
+	    sdp_pkt_get16(udp + 2) != 5001 || sdp_pkt_get16(udp + 4) != r->size - 34) {
 		bad_frame(r, "Ethernet/IPv4/UDP headers differ from the declaration", seq);
 		return;
 	}
-	if (t_eth_inet_sum(0, ip, 20) != 0xffff) {
+	sdp_pkt_csum_check(f, (uint32_t)len, &l3_ok, &l4_ok);
+	if (!l3_ok) {
 		bad_frame(r, "IPv4 header checksum", seq);
 		return;
 	}
-	if (be16(udp + 6) == 0 ||
-	    t_eth_inet_sum(t_eth_inet_sum(0, ip + 12, 8) + 17u + be16(udp + 4), udp,
-			   be16(udp + 4)) != 0xffff) {
+	if (sdp_pkt_get16(udp + SDP_PKT_UDP_CSUM) == 0 || !l4_ok) {
 		bad_frame(r, "UDP checksum", seq);
 		return;
 	}
-	if (be32(pl + SDP_GEN_OFF_MAGIC) != SDP_GEN_MAGIC ||
-	    be32(pl + SDP_GEN_OFF_CHECK) !=
+	if (sdp_pkt_get32(pl + SDP_GEN_OFF_MAGIC) != SDP_GEN_MAGIC ||
+	    sdp_pkt_get32(pl + SDP_GEN_OFF_CHECK) !=
 		    sdp_gen_check(pl + SDP_GEN_OFF_MAGIC, pl_len - SDP_GEN_OFF_MAGIC)) {
 		bad_frame(r, "gen magic or payload check", seq);
 		return;
 	}
-	if (be16(pl + SDP_GEN_OFF_FLOW) != seq % FLOWS || be16(udp) != SPORT + seq % FLOWS ||
-	    be16(ip + 4) != (uint16_t)seq) {
+	if (sdp_pkt_get16(pl + SDP_GEN_OFF_FLOW) != seq % FLOWS ||
+	    sdp_pkt_get16(udp) != SPORT + seq % FLOWS || sdp_pkt_get16(ip + 4) != (uint16_t)seq) {
 		bad_frame(r, "flow, source port or IPv4 id do not follow the sequence number", seq);
 		return;
 	}

@@ -25,6 +25,7 @@
 #include "doca_pe.h"
 #include "softdpu/eth.h"
 #include "softdpu/flow.h"
+#include "softdpu/sdp_pkt.h"
 #include "t_eth.h"
 #include "t_helpers.h"
 #include "t_nic.h"
@@ -69,34 +70,17 @@ struct rxq_check {
 	uint64_t wrong;
 };
 
-static void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	put16(p, (uint16_t)(v >> 16));
-	put16(p + 2, (uint16_t)v);
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
 /* Frame i of kind k; its last 8 bytes are MAGIC and i. */
 static void make_frame(uint32_t i, enum kind k)
 {
-	uint8_t *f = g_frames[i], *ip = f + 14, *l4 = ip + 20;
+	uint8_t *f = g_frames[i], *ip = f + SDP_PKT_UDP4_IP, *l4 = f + SDP_PKT_UDP4_UDP;
 	uint32_t len = 64 + (i * 53) % (MAXF - 64);
 
 	for (uint32_t b = 0; b < len; b++)
 		f[b] = (uint8_t)(b * 5 + i * 17 + 9);
 	memcpy(f, "\x02\x53\x54\x45\x52\x02\x02\x53\x54\x45\x52\x01", 12);
 	if (k == K_ARP) {
-		put16(f + 12, 0x0806);
+		sdp_pkt_put16(f + SDP_PKT_ETH_TYPE, SDP_PKT_ETHERTYPE_ARP);
 		/* Ethernet/IPv4 who-has */
 		memcpy(f + 14, "\x00\x01\x08\x00\x06\x04\x00\x01", 8);
 		memcpy(f + 22, f + 6, 6);
@@ -104,34 +88,26 @@ static void make_frame(uint32_t i, enum kind k)
 		memset(f + 32, 0, 6);
 		memcpy(f + 38, "\x0a\x01\x01\x02", 4);
 	} else {
-		put16(f + 12, 0x0800);
-		ip[0] = 0x45;
-		ip[1] = 0;
-		put16(ip + 2, (uint16_t)(len - 14));
-		put16(ip + 4, (uint16_t)i);
-		put16(ip + 6, 0x4000);
-		ip[8] = 64;
-		ip[9] = k == K_TCP ? 6 : k == K_ICMP ? 1 : 17;
-		put16(ip + 10, 0);
-		memcpy(ip + 12, "\x0a\x01\x01\x01\x0a\x01\x01\x02", 8);
-		put16(ip + 10, (uint16_t)~t_eth_inet_sum(0, ip, 20));
-		if (k == K_UDP || k == K_DROP) {
-			put16(l4, (uint16_t)(10000 + i));
-			put16(l4 + 2, k == K_DROP ? 9 : 5001);
-			put16(l4 + 4, (uint16_t)(len - 34));
-			put16(l4 + 6, 0); /* no checksum (allowed over IPv4) */
-		} else if (k == K_TCP) {
-			put16(l4, (uint16_t)(20000 + i));
-			put16(l4 + 2, 80);
-			l4[12] = 0x50; /* data offset 5 */
-			l4[13] = 0x18; /* PSH ACK */
+		uint8_t proto = k == K_TCP  ? SDP_PKT_PROTO_TCP :
+				k == K_ICMP ? SDP_PKT_PROTO_ICMP :
+					      SDP_PKT_PROTO_UDP;
+
+		sdp_pkt_put16(f + SDP_PKT_ETH_TYPE, SDP_PKT_ETHERTYPE_IPV4);
+		sdp_pkt_ip4_build(ip, (uint16_t)(len - SDP_PKT_ETH_HLEN), (uint16_t)i,
+				  SDP_PKT_IP4_DF, proto, "\x0a\x01\x01\x01", "\x0a\x01\x01\x02");
+		sdp_pkt_ip4_csum_set(ip);
+		if (k == K_UDP || k == K_DROP) { /* no UDP checksum (allowed over IPv4) */
+			sdp_pkt_udp_build(l4, (uint16_t)(10000 + i), k == K_DROP ? 9 : 5001,
+					  (uint16_t)(len - SDP_PKT_UDP4_UDP));
+		} else if (k == K_TCP) { /* PSH ACK */
+			sdp_pkt_tcp_build(l4, (uint16_t)(20000 + i), 80, i, 0, 0x18, 65535);
 		} else {
 			l4[0] = 8; /* echo request */
 			l4[1] = 0;
 		}
 	}
-	put32(f + len - 8, MAGIC);
-	put32(f + len - 4, i);
+	sdp_pkt_put32(f + len - 8, MAGIC);
+	sdp_pkt_put32(f + len - 4, i);
 	g_lens[i] = len;
 	g_kinds[i] = k;
 }
@@ -170,8 +146,8 @@ static void on_frame(struct t_eth_rx *rx, const uint8_t *f, size_t len)
 			       g_kind_name[c->accepts[0]]);
 		return;
 	}
-	i = len >= 8 ? get32(f + len - 4) : UINT32_MAX;
-	if (len < 8 || get32(f + len - 8) != MAGIC || i >= NFRAMES || len != g_lens[i] ||
+	i = len >= 8 ? sdp_pkt_get32(f + len - 4) : UINT32_MAX;
+	if (len < 8 || sdp_pkt_get32(f + len - 8) != MAGIC || i >= NFRAMES || len != g_lens[i] ||
 	    memcmp(f, g_frames[i], len) != 0) {
 		if (c->wrong++ < 5)
 			t_fail("a %s frame of %zu bytes is not one that was sent", g_kind_name[k],

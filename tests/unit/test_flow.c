@@ -14,6 +14,7 @@
 #include "doca_flow.h"
 #include "sdp_flow.h"
 #include "softdpu/flow.h"
+#include "softdpu/sdp_pkt.h"
 #include "t_helpers.h"
 
 /* ---- frames ------------------------------------------------------------------------------------ */
@@ -32,66 +33,44 @@ struct t_flow {
 	int ip6;
 };
 
-static void t_put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static void t_put32(uint8_t *p, uint32_t v)
-{
-	t_put16(p, (uint16_t)(v >> 16));
-	t_put16(p + 2, (uint16_t)v);
-}
-
 /* Ethernet (+VLAN) / IPv4 or IPv6 / TCP, UDP or ICMP, with a small payload. */
 static void t_build(struct t_frame *f, const struct t_flow *fl)
 {
 	static const uint8_t dst[6] = {0x02, 0, 0, 0, 0, 0x01}, src[6] = {0x02, 0, 0, 0, 0, 0x02};
 	uint8_t *p = f->b;
-	uint32_t l4len = fl->proto == IPPROTO_TCP ? 20 : 8;
-	uint32_t off;
+	uint32_t l4len = fl->proto == IPPROTO_TCP ? SDP_PKT_TCP_HLEN : SDP_PKT_UDP_HLEN;
+	uint32_t off = SDP_PKT_ETH_HLEN;
+	uint16_t type = fl->ip6 ? SDP_PKT_ETHERTYPE_IPV6 : SDP_PKT_ETHERTYPE_IPV4;
+	uint8_t a[16] = {0}, b[16] = {0};
 
 	memset(f, 0, sizeof(*f));
-	memcpy(p, dst, 6);
-	memcpy(p + 6, src, 6);
-	off = 12;
 	if (fl->vlan != 0) {
-		t_put16(p + off, 0x8100);
-		t_put16(p + off + 2, fl->vlan);
-		off += 4;
-	}
-	t_put16(p + off, fl->ip6 ? 0x86dd : 0x0800);
-	off += 2;
-	if (!fl->ip6) {
-		p[off] = 0x45;
-		t_put16(p + off + 2, (uint16_t)(20 + l4len + 8));
-		p[off + 8] = 64;
-		p[off + 9] = fl->proto;
-		t_put32(p + off + 12, fl->src_ip);
-		t_put32(p + off + 16, fl->dst_ip);
-		off += 20;
+		sdp_pkt_eth_build(p, dst, src, SDP_PKT_ETHERTYPE_VLAN);
+		sdp_pkt_put16(p + off, fl->vlan);
+		sdp_pkt_put16(p + off + 2, type);
+		off += SDP_PKT_VLAN_HLEN;
 	} else {
-		p[off] = 0x60;
-		t_put16(p + off + 4, (uint16_t)(l4len + 8));
-		p[off + 6] = fl->proto;
-		p[off + 7] = 64;
-		t_put32(p + off + 20, fl->src_ip); /* low words of the addresses */
-		t_put32(p + off + 36, fl->dst_ip);
-		off += 40;
+		sdp_pkt_eth_build(p, dst, src, type);
+	}
+	if (!fl->ip6) {
+		sdp_pkt_put32(a, fl->src_ip);
+		sdp_pkt_put32(b, fl->dst_ip);
+		sdp_pkt_ip4_build(p + off, (uint16_t)(SDP_PKT_IP4_HLEN + l4len + 8), 0, 0,
+				  fl->proto, a, b);
+		off += SDP_PKT_IP4_HLEN;
+	} else {
+		sdp_pkt_put32(a + 12, fl->src_ip); /* low words of the addresses */
+		sdp_pkt_put32(b + 12, fl->dst_ip);
+		sdp_pkt_ip6_build(p + off, (uint16_t)(l4len + 8), fl->proto, a, b);
+		off += SDP_PKT_IP6_HLEN;
 	}
 	if (fl->proto == IPPROTO_TCP) {
-		t_put16(p + off, fl->sport);
-		t_put16(p + off + 2, fl->dport);
-		p[off + 12] = 5 << 4;
-		p[off + 13] = fl->tcp_flags;
+		sdp_pkt_tcp_build(p + off, fl->sport, fl->dport, 0, 0, fl->tcp_flags, 0);
 	} else if (fl->proto == IPPROTO_UDP) {
-		t_put16(p + off, fl->sport);
-		t_put16(p + off + 2, fl->dport);
-		t_put16(p + off + 4, 16);
+		sdp_pkt_udp_build(p + off, fl->sport, fl->dport, 16);
 	} else {
 		p[off] = 8; /* echo request */
-		t_put16(p + off + 4, fl->sport);
+		sdp_pkt_put16(p + off + 4, fl->sport);
 	}
 	f->len = off + l4len + 8;
 }
@@ -100,7 +79,7 @@ static void t_build_arp(struct t_frame *f)
 {
 	memset(f, 0, sizeof(*f));
 	memset(f->b, 0xff, 6);
-	t_put16(f->b + 12, 0x0806);
+	sdp_pkt_put16(f->b + SDP_PKT_ETH_TYPE, SDP_PKT_ETHERTYPE_ARP);
 	f->len = 60;
 }
 

@@ -1,7 +1,7 @@
 /*
  * The gen frame builder (src/providers/gen/sdp_gen_frame.h): every frame it builds is byte for
- * byte the frame of the straightforward builder kept here (the gen provider's byte loops: the
- * fill written byte by byte, sdp_gen_check() and the UDP checksum over the whole frame), for
+ * byte the frame of the straightforward builder kept here (the headers by sdp_pkt.h's builders,
+ * the fill written byte by byte, sdp_gen_check(), then both checksums over the whole frame), for
  * sizes around the odd and even edges, seq values across the 8-, 16- and 32-bit boundaries and
  * one or several flows.
  * SPDX-License-Identifier: BSD-3-Clause
@@ -14,6 +14,7 @@
 
 #include "sdp_gen_frame.h"
 #include "sdp_gen_payload.h"
+#include "softdpu/sdp_pkt.h"
 #include "t_helpers.h"
 
 struct ref_cfg {
@@ -29,29 +30,6 @@ struct ref_cfg {
 
 /* ---- the reference: the format of sdp_gen_payload.h, written field by field ------------------ */
 
-/* RFC 1071 sum of [p, p + len) as network-order 16-bit words, the odd byte padded with zero. */
-static uint32_t ref_sum(const uint8_t *p, size_t len, uint32_t acc)
-{
-	uint16_t w;
-
-	while (len >= 2) {
-		memcpy(&w, p, 2);
-		acc += ntohs(w);
-		p += 2;
-		len -= 2;
-	}
-	if (len == 1)
-		acc += (uint32_t)p[0] * 256u;
-	return acc;
-}
-
-static uint16_t ref_fin(uint32_t acc)
-{
-	acc = (acc >> 16) + (acc & 0xffffu);
-	acc += acc >> 16;
-	return (uint16_t)~acc;
-}
-
 /* Store v big-endian in n bytes at p. */
 static void ref_be(uint8_t *p, uint64_t v, int n)
 {
@@ -61,29 +39,21 @@ static void ref_be(uint8_t *p, uint64_t v, int n)
 
 static void ref_frame(const struct ref_cfg *cfg, uint64_t seq, uint8_t *f)
 {
-	const uint32_t ip_off = 14, udp_off = 34, pl_off = 42, udp_len = cfg->size - udp_off;
+	const uint32_t pl_off = SDP_PKT_UDP4_PAYLOAD;
 	const uint16_t flow = (uint16_t)(seq % cfg->flows);
-	uint32_t acc;
-	uint16_t c;
+	struct sdp_pkt_udp4 h = {.sport = (uint16_t)(cfg->sport + flow),
+				 .dport = cfg->dport,
+				 .ip_id = (uint16_t)(seq & 0xffffu),
+				 .ip_frag = SDP_PKT_IP4_DF};
 
 	memset(f, 0, cfg->size);
-	memcpy(f, cfg->mac, 6);
-	memcpy(f + 6, cfg->src_mac, 6);
-	ref_be(f + 12, 0x0800, 2);
-	/* IPv4: version 4, IHL 5, total length, id = seq, DF, TTL 64, UDP, the addresses */
-	f[ip_off] = 0x45;
-	ref_be(f + ip_off + 2, cfg->size - ip_off, 2);
-	ref_be(f + ip_off + 4, seq & 0xffffu, 2);
-	ref_be(f + ip_off + 6, 0x4000, 2);
-	f[ip_off + 8] = 64;
-	f[ip_off + 9] = 17;
-	memcpy(f + ip_off + 12, &cfg->src_ip, 4);
-	memcpy(f + ip_off + 16, &cfg->dst_ip, 4);
-	ref_be(f + ip_off + 10, ref_fin(ref_sum(f + ip_off, 20, 0)), 2);
-	/* UDP header, then the payload: magic, seq, flow, fill, and the check over [4, end) */
-	ref_be(f + udp_off, (uint16_t)(cfg->sport + flow), 2);
-	ref_be(f + udp_off + 2, cfg->dport, 2);
-	ref_be(f + udp_off + 4, udp_len, 2);
+	/* Ethernet, IPv4 (id = seq, DF, TTL 64, UDP) and UDP headers, the lengths from the size */
+	memcpy(h.dst_mac, cfg->mac, 6);
+	memcpy(h.src_mac, cfg->src_mac, 6);
+	memcpy(h.src_ip, &cfg->src_ip, 4);
+	memcpy(h.dst_ip, &cfg->dst_ip, 4);
+	sdp_pkt_udp4_build(f, cfg->size, &h);
+	/* the payload: magic, seq, flow, fill, and the check over [4, end) */
 	ref_be(f + pl_off + SDP_GEN_OFF_MAGIC, SDP_GEN_MAGIC, 4);
 	ref_be(f + pl_off + SDP_GEN_OFF_SEQ, seq, 8);
 	ref_be(f + pl_off + SDP_GEN_OFF_FLOW, flow, 2);
@@ -93,10 +63,8 @@ static void ref_frame(const struct ref_cfg *cfg, uint64_t seq, uint8_t *f)
 	       sdp_gen_check(f + pl_off + SDP_GEN_OFF_MAGIC,
 			     cfg->size - pl_off - SDP_GEN_OFF_MAGIC),
 	       4);
-	/* UDP checksum over the pseudo header and the datagram; 0 is sent as 0xffff */
-	acc = ref_sum(f + ip_off + 12, 8, 17 + udp_len);
-	c = ref_fin(ref_sum(f + udp_off, udp_len, acc));
-	ref_be(f + udp_off + 6, c == 0 ? 0xffff : c, 2);
+	/* both checksums over the whole headers and datagram (a UDP 0 is sent as 0xffff) */
+	sdp_pkt_csum_fill(f, cfg->size, 1, 1);
 }
 
 /* ---- the comparison -------------------------------------------------------------------------- */

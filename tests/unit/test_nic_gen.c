@@ -17,6 +17,7 @@
 #include "sdp_gen_payload.h"
 #include "sdp_provider.h"
 #include "sdp_provider_eth.h"
+#include "softdpu/sdp_pkt.h"
 #include "t_helpers.h"
 #include "t_nic.h"
 
@@ -31,25 +32,6 @@ static char g_flat[32], g_rate[32], g_jumbo[32];
 static const struct sdp_eth_port_ops *g_ops;
 static sdp_gen_sink_counters_func_t g_counters;
 
-static uint16_t be16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-/* RFC 1071 sum over len bytes plus an initial value; returns the folded 16-bit sum. */
-static uint16_t inet_sum(uint32_t init, const uint8_t *p, size_t len)
-{
-	uint64_t s = init;
-
-	for (size_t i = 0; i + 1 < len; i += 2)
-		s += be16(p + i);
-	if (len & 1)
-		s += (uint32_t)p[len - 1] << 8;
-	while (s >> 16)
-		s = (s & 0xffff) + (s >> 16);
-	return (uint16_t)s;
-}
-
 /*
  * Check one generated frame completely; returns its sequence number, or UINT64_MAX after a
  * failure (reported).
@@ -61,34 +43,36 @@ static uint64_t check_frame(const uint8_t *f, uint32_t len, uint32_t size, uint3
 	uint32_t pl_len = size - SDP_GEN_L2L3L4_LEN;
 	uint64_t seq;
 	uint16_t flow;
+	int l3_ok, l4_ok;
 
 	if (len != size) {
 		t_fail("frame of %u bytes, expected %u", len, size);
 		return UINT64_MAX;
 	}
-	if (memcmp(f, mac, 6) != 0 || be16(f + 12) != 0x0800 || ip[0] != 0x45 || ip[9] != 17 ||
-	    be16(ip + 2) != size - 14 || be16(udp + 4) != size - 34 || be16(udp + 2) != 5001) {
+	if (memcmp(f, mac, 6) != 0 || sdp_pkt_get16(f + 12) != 0x0800 || ip[0] != 0x45 ||
+	    ip[9] != 17 || sdp_pkt_get16(ip + 2) != size - 14 ||
+	    sdp_pkt_get16(udp + 4) != size - 34 || sdp_pkt_get16(udp + 2) != 5001) {
 		t_fail("frame headers: dst mac %02x:..:%02x, type %04x, ip %02x proto %u len %u, "
 		       "udp len %u dport %u",
-		       f[0], f[5], be16(f + 12), ip[0], ip[9], be16(ip + 2), be16(udp + 4),
-		       be16(udp + 2));
+		       f[0], f[5], sdp_pkt_get16(f + 12), ip[0], ip[9], sdp_pkt_get16(ip + 2),
+		       sdp_pkt_get16(udp + 4), sdp_pkt_get16(udp + 2));
 		return UINT64_MAX;
 	}
-	if (inet_sum(0, ip, 20) != 0xffff) {
+	sdp_pkt_csum_check(f, len, &l3_ok, &l4_ok);
+	if (!l3_ok) {
 		t_fail("IPv4 header checksum wrong");
 		return UINT64_MAX;
 	}
-	if (be16(udp + 6) == 0 ||
-	    inet_sum(inet_sum(0, ip + 12, 8) + 17u + be16(udp + 4), udp, be16(udp + 4)) != 0xffff) {
-		t_fail("UDP checksum %04x wrong", be16(udp + 6));
+	if (sdp_pkt_get16(udp + SDP_PKT_UDP_CSUM) == 0 || !l4_ok) {
+		t_fail("UDP checksum %04x wrong", sdp_pkt_get16(udp + 6));
 		return UINT64_MAX;
 	}
-	if (((uint32_t)be16(pl + SDP_GEN_OFF_MAGIC) << 16 | be16(pl + SDP_GEN_OFF_MAGIC + 2)) !=
-	    SDP_GEN_MAGIC) {
+	if (((uint32_t)sdp_pkt_get16(pl + SDP_GEN_OFF_MAGIC) << 16 |
+	     sdp_pkt_get16(pl + SDP_GEN_OFF_MAGIC + 2)) != SDP_GEN_MAGIC) {
 		t_fail("no gen magic");
 		return UINT64_MAX;
 	}
-	if (((uint32_t)be16(pl) << 16 | be16(pl + 2)) !=
+	if (((uint32_t)sdp_pkt_get16(pl) << 16 | sdp_pkt_get16(pl + 2)) !=
 	    sdp_gen_check(pl + SDP_GEN_OFF_MAGIC, pl_len - SDP_GEN_OFF_MAGIC)) {
 		t_fail("payload check wrong");
 		return UINT64_MAX;
@@ -96,10 +80,11 @@ static uint64_t check_frame(const uint8_t *f, uint32_t len, uint32_t size, uint3
 	seq = 0;
 	for (int i = 0; i < 8; i++)
 		seq = seq << 8 | pl[SDP_GEN_OFF_SEQ + i];
-	flow = be16(pl + SDP_GEN_OFF_FLOW);
-	if (flow != seq % flows || be16(udp) != sport + flow || be16(ip + 4) != (uint16_t)seq) {
+	flow = sdp_pkt_get16(pl + SDP_GEN_OFF_FLOW);
+	if (flow != seq % flows || sdp_pkt_get16(udp) != sport + flow ||
+	    sdp_pkt_get16(ip + 4) != (uint16_t)seq) {
 		t_fail("seq %llu: flow %u, sport %u, ip id %u; expected flow %llu",
-		       (unsigned long long)seq, flow, be16(udp), be16(ip + 4),
+		       (unsigned long long)seq, flow, sdp_pkt_get16(udp), sdp_pkt_get16(ip + 4),
 		       (unsigned long long)(seq % flows));
 		return UINT64_MAX;
 	}

@@ -209,50 +209,39 @@ static uint64_t now_ns(clockid_t clock)
 	return (uint64_t)ts.tv_sec * NSEC + (uint64_t)ts.tv_nsec;
 }
 
-static uint16_t get16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)get16(p) << 16 | get16(p + 2);
-}
-
 /* -1: no gen payload; 0: an intact gen frame; 1: a gen frame that fails a check. */
 static int gen_verify(const uint8_t *f, uint32_t len)
 {
-	const uint8_t *ip = f + 14, *udp, *pl;
-	uint32_t ihl, ip_len, udp_len, pl_len;
+	struct sdp_pkt_info in;
+	const uint8_t *ip, *udp, *pl;
+	uint32_t udp_len, pl_len;
 	uint64_t seq;
 
-	if (len < SDP_GEN_FRAME_MIN || get16(f + 12) != 0x0800 || (ip[0] >> 4) != 4 || ip[9] != 17)
+	if (len < SDP_GEN_FRAME_MIN || !sdp_pkt_parse(f, len, &in) ||
+	    in.l3_off != SDP_PKT_ETH_HLEN || in.ip_ver != 4 || in.proto != SDP_PKT_PROTO_UDP ||
+	    in.l4_off == 0 || in.l4_len < SDP_PKT_UDP_HLEN)
 		return -1;
-	ihl = (ip[0] & 0xfu) * 4;
-	ip_len = get16(ip + 2);
-	if (ihl < 20 || ip_len < ihl + 8 || 14 + ip_len > len)
+	ip = f + in.l3_off;
+	udp = f + in.l4_off;
+	udp_len = sdp_pkt_get16(udp + SDP_PKT_UDP_LEN);
+	if (udp_len < SDP_PKT_UDP_HLEN + SDP_GEN_HDR_LEN || udp_len > in.l4_len)
 		return -1;
-	udp = ip + ihl;
-	udp_len = get16(udp + 4);
-	if (udp_len < 8 + SDP_GEN_HDR_LEN || udp_len > ip_len - ihl)
-		return -1;
-	pl = udp + 8;
-	pl_len = udp_len - 8;
-	if (get32(pl + SDP_GEN_OFF_MAGIC) != SDP_GEN_MAGIC)
+	pl = udp + SDP_PKT_UDP_HLEN;
+	pl_len = udp_len - SDP_PKT_UDP_HLEN;
+	if (sdp_pkt_get32(pl + SDP_GEN_OFF_MAGIC) != SDP_GEN_MAGIC)
 		return -1;
 
-	if (sdp_gen_frame_fold(sdp_gen_frame_sum16(0, ip, ihl)) != 0xffff)
+	if (!sdp_pkt_ip4_csum_ok(ip))
 		return 1;
-	if (get16(udp + 6) != 0) {
-		uint64_t sum = sdp_gen_frame_sum16(0, ip + 12, 8) + 17 + udp_len;
-
-		if (sdp_gen_frame_fold(sdp_gen_frame_sum16(sum, udp, udp_len)) != 0xffff)
-			return 1;
-	}
-	if (get32(pl + SDP_GEN_OFF_CHECK) !=
+	if (sdp_pkt_get16(udp + SDP_PKT_UDP_CSUM) != 0 &&
+	    !sdp_pkt_l4_csum_ok(udp, udp_len,
+				sdp_pkt_pseudo_sum(ip, 4, SDP_PKT_PROTO_UDP, udp_len)))
+		return 1;
+	if (sdp_pkt_get32(pl + SDP_GEN_OFF_CHECK) !=
 	    sdp_gen_check(pl + SDP_GEN_OFF_MAGIC, pl_len - SDP_GEN_OFF_MAGIC))
 		return 1;
-	seq = (uint64_t)get32(pl + SDP_GEN_OFF_SEQ) << 32 | get32(pl + SDP_GEN_OFF_SEQ + 4);
+	seq = (uint64_t)sdp_pkt_get32(pl + SDP_GEN_OFF_SEQ) << 32 |
+	      sdp_pkt_get32(pl + SDP_GEN_OFF_SEQ + 4);
 	for (uint32_t k = SDP_GEN_HDR_LEN; k < pl_len; k++)
 		if (pl[k] != (uint8_t)(seq + k))
 			return 1;

@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "sdp_gen_payload.h"
+#include "softdpu/sdp_pkt.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -52,37 +53,6 @@ struct sdp_gen_frame {
 	uint8_t pattern[SDP_GEN_FRAME_MAX + 256]; /* pattern[i] = i mod 256 */
 };
 
-static inline void sdp_gen_frame_put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static inline void sdp_gen_frame_put32(uint8_t *p, uint32_t v)
-{
-	sdp_gen_frame_put16(p, (uint16_t)(v >> 16));
-	sdp_gen_frame_put16(p + 2, (uint16_t)v);
-}
-
-static inline uint16_t sdp_gen_frame_fold(uint64_t sum)
-{
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return (uint16_t)sum;
-}
-
-/* Big-endian 16-bit words of p[0, len), a last odd byte padded, not folded. */
-static inline uint64_t sdp_gen_frame_sum16(uint64_t sum, const uint8_t *p, size_t len)
-{
-	size_t i = 0;
-
-	for (; i + 1 < len; i += 2)
-		sum += (uint32_t)p[i] << 8 | p[i + 1];
-	if (i < len)
-		sum += (uint32_t)p[i] << 8;
-	return sum;
-}
-
 /*
  * Set g up for frames of size bytes (SDP_GEN_FRAME_MIN..SDP_GEN_FRAME_MAX) from src_mac to
  * dst_mac, src_ip to dst_ip (network byte order), UDP sport + flow to dport, flows flows
@@ -93,8 +63,10 @@ static inline int sdp_gen_frame_init(struct sdp_gen_frame *g, uint32_t size,
 				     uint32_t src_ip, uint32_t dst_ip, uint16_t sport,
 				     uint16_t dport, uint32_t flows)
 {
-	uint8_t *ip = g->tmpl + 14, *udp = ip + 20, *pl = udp + 8;
+	uint8_t *ip = g->tmpl + SDP_PKT_UDP4_IP, *udp = g->tmpl + SDP_PKT_UDP4_UDP;
+	uint8_t *pl = g->tmpl + SDP_PKT_UDP4_PAYLOAD;
 	uint32_t pl_len = size - SDP_GEN_L2L3L4_LEN;
+	struct sdp_pkt_udp4 h;
 	uint64_t n;
 
 	if (size < SDP_GEN_FRAME_MIN || size > SDP_GEN_FRAME_MAX || flows == 0)
@@ -108,24 +80,20 @@ static inline int sdp_gen_frame_init(struct sdp_gen_frame *g, uint32_t size,
 	g->n = n;
 
 	memset(g->tmpl, 0, sizeof(g->tmpl));
-	memcpy(g->tmpl, dst_mac, 6);
-	memcpy(g->tmpl + 6, src_mac, 6);
-	sdp_gen_frame_put16(g->tmpl + 12, 0x0800);
-	ip[0] = 0x45;
-	ip[1] = 0;
-	sdp_gen_frame_put16(ip + 2, (uint16_t)(size - 14));
-	sdp_gen_frame_put16(ip + 6, 0x4000); /* DF */
-	ip[8] = 64;
-	ip[9] = 17;
-	memcpy(ip + 12, &src_ip, 4);
-	memcpy(ip + 16, &dst_ip, 4);
-	g->ip_sum = sdp_gen_frame_sum16(0, ip, 20); /* id and checksum are 0 here */
-	sdp_gen_frame_put16(udp + 2, dport);
-	sdp_gen_frame_put16(udp + 4, (uint16_t)(pl_len + 8));
-	sdp_gen_frame_put32(pl + SDP_GEN_OFF_MAGIC, SDP_GEN_MAGIC);
-	/* sport, UDP checksum, check, seq and flow are 0 in the template */
-	g->udp_sum = sdp_gen_frame_sum16(17u + pl_len + 8, ip + 12, 8) +
-		     sdp_gen_frame_sum16(0, udp, 8 + SDP_GEN_HDR_LEN);
+	memset(&h, 0, sizeof(h));
+	h.dport = dport;
+	h.ip_frag = SDP_PKT_IP4_DF;
+	memcpy(h.dst_mac, dst_mac, 6);
+	memcpy(h.src_mac, src_mac, 6);
+	memcpy(h.src_ip, &src_ip, 4);
+	memcpy(h.dst_ip, &dst_ip, 4);
+	/* the IPv4 id, the source port and both checksums are 0 in the template */
+	sdp_pkt_udp4_build(g->tmpl, size, &h);
+	g->ip_sum = sdp_pkt_csum_add(0, ip, SDP_PKT_IP4_HLEN);
+	sdp_pkt_put32(pl + SDP_GEN_OFF_MAGIC, SDP_GEN_MAGIC);
+	/* the check, seq and flow are 0 in the template too */
+	g->udp_sum = sdp_pkt_csum_add(sdp_pkt_pseudo_sum(ip, 4, SDP_PKT_PROTO_UDP, pl_len + 8), udp,
+				      SDP_PKT_UDP_HLEN + SDP_GEN_HDR_LEN);
 	g->a0 = __builtin_bswap32(SDP_GEN_MAGIC);
 	g->b0 = n * g->a0;
 
@@ -136,7 +104,7 @@ static inline int sdp_gen_frame_init(struct sdp_gen_frame *g, uint32_t size,
 		uint64_t a = 0, b = 0;
 		uint32_t k, i;
 
-		g->csum[s] = (uint32_t)sdp_gen_frame_sum16(0, fill, g->fill_len);
+		g->csum[s] = (uint32_t)sdp_pkt_csum_add(0, fill, g->fill_len);
 		/* words from payload offset 20 (word 4) on: fill only, fill[k - 18] at offset k */
 		for (k = 20, i = 4; k + 4 <= pl_len; k += 4, i++) {
 			const uint8_t *q = fill + k - SDP_GEN_HDR_LEN;
@@ -163,7 +131,8 @@ static inline int sdp_gen_frame_init(struct sdp_gen_frame *g, uint32_t size,
 /* Write frame number seq into f (g->size bytes). */
 static inline void sdp_gen_frame_build(const struct sdp_gen_frame *g, uint64_t seq, uint8_t *f)
 {
-	uint8_t *ip = f + 14, *udp = ip + 20, *pl = udp + 8;
+	uint8_t *ip = f + SDP_PKT_UDP4_IP, *udp = f + SDP_PKT_UDP4_UDP,
+		*pl = f + SDP_PKT_UDP4_PAYLOAD;
 	uint32_t s = (uint32_t)seq & 255;
 	uint16_t flow = (uint16_t)(g->flows == 1 ? 0 : seq % g->flows);
 	uint16_t sport = (uint16_t)(g->sport + flow), id = (uint16_t)seq, c;
@@ -176,13 +145,13 @@ static inline void sdp_gen_frame_build(const struct sdp_gen_frame *g, uint64_t s
 	memcpy(f, g->tmpl, SDP_GEN_FRAME_HDR_LEN);
 	memcpy(pl + SDP_GEN_HDR_LEN, g->pattern + ((s + SDP_GEN_HDR_LEN) & 255), g->fill_len);
 
-	sdp_gen_frame_put16(ip + 4, id);
-	sdp_gen_frame_put16(ip + 10, (uint16_t)~sdp_gen_frame_fold(g->ip_sum + id));
+	sdp_pkt_put16(ip + SDP_PKT_IP4_ID, id);
+	sdp_pkt_put16(ip + SDP_PKT_IP4_CSUM, (uint16_t)~sdp_pkt_csum_fold(g->ip_sum + id));
 
-	sdp_gen_frame_put16(udp, sport);
-	sdp_gen_frame_put32(pl + SDP_GEN_OFF_SEQ, seq_hi);
-	sdp_gen_frame_put32(pl + SDP_GEN_OFF_SEQ + 4, seq_lo);
-	sdp_gen_frame_put16(pl + SDP_GEN_OFF_FLOW, flow);
+	sdp_pkt_put16(udp + SDP_PKT_UDP_SPORT, sport);
+	sdp_pkt_put32(pl + SDP_GEN_OFF_SEQ, seq_hi);
+	sdp_pkt_put32(pl + SDP_GEN_OFF_SEQ + 4, seq_lo);
+	sdp_pkt_put16(pl + SDP_GEN_OFF_FLOW, flow);
 
 	/* w_3: flow (big endian), then fill bytes 18 and 19 where the payload has them */
 	if (g->pl_len > SDP_GEN_HDR_LEN)
@@ -192,12 +161,12 @@ static inline void sdp_gen_frame_build(const struct sdp_gen_frame *g, uint64_t s
 	a = g->a0 + w1 + w2 + w3 + g->fa[s];
 	b = g->b0 + (n - 1) * w1 + (n - 2) * w2 + (n - 3) * w3 + g->fb[s];
 	check = (uint32_t)(a ^ b ^ (b >> 32));
-	sdp_gen_frame_put32(pl + SDP_GEN_OFF_CHECK, check);
+	sdp_pkt_put32(pl + SDP_GEN_OFF_CHECK, check);
 
 	sum = g->udp_sum + sport + (check >> 16) + (check & 0xffff) + (seq_hi >> 16) +
 	      (seq_hi & 0xffff) + (seq_lo >> 16) + (seq_lo & 0xffff) + flow + g->csum[s];
-	c = (uint16_t)~sdp_gen_frame_fold(sum);
-	sdp_gen_frame_put16(udp + 6, c == 0 ? 0xffff : c);
+	c = (uint16_t)~sdp_pkt_csum_fold(sum);
+	sdp_pkt_put16(udp + SDP_PKT_UDP_CSUM, c == 0 ? 0xffff : c);
 }
 
 #ifdef __cplusplus

@@ -27,6 +27,7 @@
 
 #include "doca_dev.h"
 #include "doca_error.h"
+#include "softdpu/sdp_pkt.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -37,8 +38,8 @@ extern "C" {
 #define SDP_GEN_OFF_MAGIC 4
 #define SDP_GEN_OFF_SEQ 8
 #define SDP_GEN_OFF_FLOW 16
-#define SDP_GEN_HDR_LEN 18    /* the payload header; the fill follows */
-#define SDP_GEN_L2L3L4_LEN 42 /* Ethernet 14 + IPv4 20 + UDP 8 before the payload */
+#define SDP_GEN_HDR_LEN 18			/* the payload header; the fill follows */
+#define SDP_GEN_L2L3L4_LEN SDP_PKT_UDP4_PAYLOAD /* Ethernet 14 + IPv4 20 + UDP 8 */
 #define SDP_GEN_FRAME_MIN 60
 #define SDP_GEN_FRAME_MAX 9000
 
