@@ -316,7 +316,7 @@ struct sdp_ctx {
 	struct sdp_eth_port_counters pc[2][MAXQ];
 };
 
-static void sdp_snap(void *p, int k)
+static void window_snap(void *p, int k)
 {
 	struct sdp_ctx *c = (struct sdp_ctx *)p;
 
@@ -367,7 +367,7 @@ static void run_softdpu(uint32_t size, int nq, enum doca_gpu_mem_type mt, struct
 					     g_started_dev);
 	CUCHECK(cudaGetLastError());
 	wait_started(nq);
-	secs = window(&cores, sdp_snap, &c);
+	secs = window(&cores, window_snap, &c);
 	CUCHECK(cudaStreamSynchronize(g_st));
 	res_collect(o, nq, size, secs);
 	o->cpu_cores = cores;

@@ -27,7 +27,7 @@ struct sdp_config_parser {
 	char sep;						 /* list kinds only */
 };
 
-struct sdp_config_entry {
+struct config_entry {
 	const char *name;
 	const char *dflt;
 	const struct sdp_config_parser *parser;
@@ -88,7 +88,7 @@ doca_error_t sdp_config_parse_bool(const char *value, uint64_t *out)
 	return DOCA_ERROR_INVALID_VALUE;
 }
 
-static doca_error_t sdp_parse_log_level(const char *value, uint64_t *out)
+static doca_error_t parse_log_level(const char *value, uint64_t *out)
 {
 	uint32_t level;
 	doca_error_t status;
@@ -107,7 +107,7 @@ static const struct sdp_config_parser sdp_cfg_bool __attribute__((unused)) = {
 	"a boolean: 1/0, y/n, yes/no, true/false, on/off", sdp_config_parse_bool, 0};
 static const struct sdp_config_parser sdp_cfg_log_level = {
 	"a log level: 10, 20, ..., 70 or disable, crit, error, warning (warn), info, debug, trace",
-	sdp_parse_log_level, 0};
+	parse_log_level, 0};
 static const struct sdp_config_parser sdp_cfg_path_list = {"a colon-separated list of directories",
 							   NULL, ':'};
 static const struct sdp_config_parser sdp_cfg_semicolon_list = {"a semicolon-separated list", NULL,
@@ -118,7 +118,7 @@ static const struct sdp_config_parser sdp_cfg_comma_list = {"a comma-separated l
 #define SDP_CFG_ROW(id, name, dflt, parser, help) [id] = {name, dflt, &parser, help}
 
 /* The table: one row per variable (keep docs/environment.md in step). */
-static const struct sdp_config_entry sdp_config_table[] = {
+static const struct config_entry sdp_config_table[] = {
 	SDP_CFG_ROW(SDP_CFG_DOCA_LOG_LEVEL, "DOCA_LOG_LEVEL", "", sdp_cfg_log_level,
 		    "softdpu extension: level of application and SDK logging set at library load "
 		    "(empty: DOCA's defaults, INFO for backends the program creates)"),
@@ -164,7 +164,7 @@ _Static_assert(sizeof(sdp_config_table) / sizeof(sdp_config_table[0]) == SDP_CFG
 /* Longest list element accepted (a path, a device declaration). */
 #define SDP_CONFIG_MAX_ITEM (PATH_MAX - 1)
 
-static const struct sdp_config_entry *sdp_config_entry(enum sdp_config_id id)
+static const struct config_entry *config_entry(enum sdp_config_id id)
 {
 	if ((unsigned int)id >= SDP_CFG_COUNT)
 		return NULL;
@@ -178,9 +178,9 @@ static const struct sdp_config_entry *sdp_config_entry(enum sdp_config_id id)
 static pthread_mutex_t sdp_config_lock = PTHREAD_MUTEX_INITIALIZER;
 static char sdp_config_reported[SDP_CFG_COUNT][128];
 
-static void sdp_config_report(enum sdp_config_id id, const char *value, const char *why)
+static void config_report(enum sdp_config_id id, const char *value, const char *why)
 {
-	const struct sdp_config_entry *e = &sdp_config_table[id];
+	const struct config_entry *e = &sdp_config_table[id];
 	int first;
 
 	pthread_mutex_lock(&sdp_config_lock);
@@ -199,21 +199,21 @@ static void sdp_config_report(enum sdp_config_id id, const char *value, const ch
 
 const char *sdp_config_name(enum sdp_config_id id)
 {
-	const struct sdp_config_entry *e = sdp_config_entry(id);
+	const struct config_entry *e = config_entry(id);
 
 	return e ? e->name : NULL;
 }
 
 const char *sdp_config_default(enum sdp_config_id id)
 {
-	const struct sdp_config_entry *e = sdp_config_entry(id);
+	const struct config_entry *e = config_entry(id);
 
 	return e ? e->dflt : NULL;
 }
 
 const char *sdp_config_get_string(enum sdp_config_id id)
 {
-	const struct sdp_config_entry *e = sdp_config_entry(id);
+	const struct config_entry *e = config_entry(id);
 	const char *value;
 
 	if (e == NULL)
@@ -222,7 +222,7 @@ const char *sdp_config_get_string(enum sdp_config_id id)
 	return value ? value : e->dflt;
 }
 
-static int sdp_is_blank(const char *s)
+static int is_blank(const char *s)
 {
 	while (isspace((unsigned char)*s))
 		s++;
@@ -231,7 +231,7 @@ static int sdp_is_blank(const char *s)
 
 doca_error_t sdp_config_get_uint(enum sdp_config_id id, uint64_t *value_p)
 {
-	const struct sdp_config_entry *e = sdp_config_entry(id);
+	const struct config_entry *e = config_entry(id);
 	const char *value;
 	uint64_t num;
 
@@ -245,10 +245,10 @@ doca_error_t sdp_config_get_uint(enum sdp_config_id id, uint64_t *value_p)
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	value = sdp_config_get_string(id);
-	if (sdp_is_blank(value))
+	if (is_blank(value))
 		return DOCA_ERROR_NOT_FOUND;
 	if (e->parser->parse(value, &num) != DOCA_SUCCESS) {
-		sdp_config_report(id, value, "cannot parse it");
+		config_report(id, value, "cannot parse it");
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	*value_p = num;
@@ -267,8 +267,8 @@ void sdp_config_free_list(char **items)
 }
 
 /* Split value on sep into trimmed, non-empty elements. */
-static doca_error_t sdp_config_split(enum sdp_config_id id, const char *value, char sep,
-				     char ***items_p, size_t *count_p)
+static doca_error_t config_split(enum sdp_config_id id, const char *value, char sep,
+				 char ***items_p, size_t *count_p)
 {
 	char **items = NULL, **grown;
 	size_t count = 0, len;
@@ -292,7 +292,7 @@ static doca_error_t sdp_config_split(enum sdp_config_id id, const char *value, c
 		if (len == 0)
 			continue;
 		if (len > SDP_CONFIG_MAX_ITEM) {
-			sdp_config_report(id, value, "an element is too long");
+			config_report(id, value, "an element is too long");
 			status = DOCA_ERROR_INVALID_VALUE;
 			goto err_free;
 		}
@@ -320,7 +320,7 @@ err_free:
 
 doca_error_t sdp_config_get_list(enum sdp_config_id id, char ***items_p, size_t *count_p)
 {
-	const struct sdp_config_entry *e = sdp_config_entry(id);
+	const struct config_entry *e = config_entry(id);
 
 	if (e == NULL || items_p == NULL || count_p == NULL) {
 		sdp_error("bad arguments: config id %d, items %p, count %p", (int)id,
@@ -331,12 +331,12 @@ doca_error_t sdp_config_get_list(enum sdp_config_id id, char ***items_p, size_t 
 		sdp_error("%s is %s, not a list", e->name, e->parser->expected);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
-	return sdp_config_split(id, sdp_config_get_string(id), e->parser->sep, items_p, count_p);
+	return config_split(id, sdp_config_get_string(id), e->parser->sep, items_p, count_p);
 }
 
 doca_error_t sdp_config_check(enum sdp_config_id id)
 {
-	const struct sdp_config_entry *e = sdp_config_entry(id);
+	const struct config_entry *e = config_entry(id);
 	uint64_t num;
 	char **items;
 	size_t count;
@@ -361,7 +361,7 @@ doca_error_t sdp_config_check(enum sdp_config_id id)
 
 void sdp_config_print(FILE *stream)
 {
-	const struct sdp_config_entry *e;
+	const struct config_entry *e;
 	const char *value;
 	size_t i;
 
@@ -381,7 +381,7 @@ void sdp_config_print(FILE *stream)
 }
 
 /* Levenshtein distance of a and b (both at most 127 characters are compared). */
-static size_t sdp_edit_distance(const char *a, const char *b)
+static size_t edit_distance(const char *a, const char *b)
 {
 	size_t row[128];
 	size_t la = strnlen(a, 127), lb = strnlen(b, 127);
@@ -415,7 +415,7 @@ const char *sdp_config_suggest(const char *name)
 	if (name == NULL)
 		return NULL;
 	for (i = 0; i < SDP_CFG_COUNT; i++) {
-		dist = sdp_edit_distance(name, sdp_config_table[i].name);
+		dist = edit_distance(name, sdp_config_table[i].name);
 		if (dist < best_dist) {
 			best_dist = dist;
 			best = sdp_config_table[i].name;
@@ -428,7 +428,7 @@ const char *sdp_config_suggest(const char *name)
 	return best_dist <= limit ? best : NULL;
 }
 
-static int sdp_config_is_known(const char *name, size_t len)
+static int config_is_known(const char *name, size_t len)
 {
 	size_t i;
 
@@ -453,7 +453,7 @@ unsigned int sdp_config_report_unknown(void)
 			continue;
 		eq = strchr(*env, '=');
 		len = eq ? (size_t)(eq - *env) : strlen(*env);
-		if (sdp_config_is_known(*env, len))
+		if (config_is_known(*env, len))
 			continue;
 		unknown++;
 		snprintf(name, sizeof(name), "%.*s", (int)len, *env);
@@ -468,7 +468,7 @@ unsigned int sdp_config_report_unknown(void)
 	return unknown;
 }
 
-static void sdp_config_report_unknown_once(void)
+static void config_report_unknown_once(void)
 {
 	sdp_config_report_unknown();
 }
@@ -477,5 +477,5 @@ void sdp_config_check_unknown(void)
 {
 	static pthread_once_t once = PTHREAD_ONCE_INIT;
 
-	pthread_once(&once, sdp_config_report_unknown_once);
+	pthread_once(&once, config_report_unknown_once);
 }

@@ -115,28 +115,28 @@ static const struct {
  * lock. Such calls are refused with DOCA_ERROR_BAD_STATE (nothing can be logged about it from
  * there either).
  */
-static int sdp_log_in_handler(void)
+static int log_in_handler(void)
 {
 	return sdp_log_busy;
 }
 
-static int sdp_level_is_valid(uint32_t level)
+static int level_is_valid(uint32_t level)
 {
 	return level >= DOCA_LOG_LEVEL_DISABLE && level <= DOCA_LOG_LEVEL_TRACE && level % 10 == 0;
 }
 
 /* A level a message may carry: CRIT .. TRACE. */
-static int sdp_msg_level_is_valid(uint32_t level)
+static int msg_level_is_valid(uint32_t level)
 {
-	return sdp_level_is_valid(level) && level != DOCA_LOG_LEVEL_DISABLE;
+	return level_is_valid(level) && level != DOCA_LOG_LEVEL_DISABLE;
 }
 
-static uint32_t sdp_min_u32(uint32_t a, uint32_t b)
+static uint32_t min_u32(uint32_t a, uint32_t b)
 {
 	return a < b ? a : b;
 }
 
-static uint32_t sdp_max_u32(uint32_t a, uint32_t b)
+static uint32_t max_u32(uint32_t a, uint32_t b)
 {
 	return a > b ? a : b;
 }
@@ -174,7 +174,7 @@ doca_error_t sdp_log_parse_level(const char *str, uint32_t *level_p)
 		errno = 0;
 		num = strtoul(word, &end, 10);
 		if (errno != 0 || *end != '\0' || num > UINT32_MAX ||
-		    !sdp_level_is_valid((uint32_t)num))
+		    !level_is_valid((uint32_t)num))
 			return DOCA_ERROR_INVALID_VALUE;
 		*level_p = (uint32_t)num;
 		return DOCA_SUCCESS;
@@ -189,34 +189,34 @@ doca_error_t sdp_log_parse_level(const char *str, uint32_t *level_p)
 }
 
 /* Recompute the cached thresholds. Called with the lock held after any change. */
-static void sdp_log_update_thresholds(void)
+static void log_update_thresholds(void)
 {
 	uint32_t app_max = 0, app_min = DOCA_LOG_LEVEL_TRACE + 1, sdk_max = 0;
 	uint32_t i;
 	struct doca_log_backend *be;
 
 	if (sdp_num_app_backends == 0) {
-		app_max = sdp_min_u32(sdp_fallback_cap, sdp_global_lower);
+		app_max = min_u32(sdp_fallback_cap, sdp_global_lower);
 		app_min = sdp_global_upper;
 	}
 	for (i = 0; i < sdp_num_app_backends; i++) {
 		be = &sdp_app_backends[i];
 		if (be->upper > be->lower)
 			continue;
-		app_max = sdp_max_u32(app_max, be->lower);
-		app_min = sdp_min_u32(app_min, be->upper);
+		app_max = max_u32(app_max, be->lower);
+		app_min = min_u32(app_min, be->upper);
 	}
 	if (sdp_num_sdk_backends == 0)
-		sdk_max = sdp_min_u32(sdp_fallback_cap, sdp_global_sdk);
+		sdk_max = min_u32(sdp_fallback_cap, sdp_global_sdk);
 	for (i = 0; i < sdp_num_sdk_backends; i++)
-		sdk_max = sdp_max_u32(sdk_max, sdp_sdk_backends[i].sdk_level);
+		sdk_max = max_u32(sdk_max, sdp_sdk_backends[i].sdk_level);
 
 	__atomic_store_n(&sdp_app_max, app_max, __ATOMIC_RELAXED);
 	__atomic_store_n(&sdp_app_min, app_min, __ATOMIC_RELAXED);
 	__atomic_store_n(&sdp_sdk_max, sdk_max, __ATOMIC_RELAXED);
 }
 
-static int sdp_log_app_enabled(uint32_t level)
+static int log_app_enabled(uint32_t level)
 {
 	return level <= __atomic_load_n(&sdp_app_max, __ATOMIC_RELAXED) &&
 	       level >= __atomic_load_n(&sdp_app_min, __ATOMIC_RELAXED);
@@ -236,7 +236,7 @@ struct sdp_log_record {
 	size_t len; /* without the terminating NUL; ends with '\n' */
 };
 
-static const char *sdp_basename(const char *path)
+static const char *base_name(const char *path)
 {
 	const char *slash;
 
@@ -251,9 +251,9 @@ static const char *sdp_basename(const char *path)
  * caller's value at the time of the log call, so %m names the error of the failed call even
  * though getting the time may change errno.
  */
-static void sdp_log_format(struct sdp_log_record *rec, int saved_errno, uint32_t level,
-			   const char *prefix, const char *source, const char *file, int line,
-			   const char *func, const char *fmt, va_list ap)
+static void log_format(struct sdp_log_record *rec, int saved_errno, uint32_t level,
+		       const char *prefix, const char *source, const char *file, int line,
+		       const char *func, const char *fmt, va_list ap)
 {
 	char head[512];
 	char stamp[32];
@@ -268,7 +268,7 @@ static void sdp_log_format(struct sdp_log_record *rec, int saved_errno, uint32_t
 	strftime(stamp, sizeof(stamp), "%Y-%m-%d %H:%M:%S", &tm);
 	head_len = snprintf(head, sizeof(head), "[%s.%06ld][%d][%s][%s%s][%s:%d][%s] ", stamp,
 			    now.tv_nsec / 1000, (int)getpid(), sdp_log_level_name(level), prefix,
-			    source, sdp_basename(file), line, func ? func : "?");
+			    source, base_name(file), line, func ? func : "?");
 	if (head_len < 0)
 		head_len = 0;
 	if ((size_t)head_len >= sizeof(head))
@@ -299,14 +299,14 @@ static void sdp_log_format(struct sdp_log_record *rec, int saved_errno, uint32_t
 	rec->len = total;
 }
 
-static void sdp_log_record_release(struct sdp_log_record *rec)
+static void log_record_release(struct sdp_log_record *rec)
 {
 	if (rec->text != rec->stack)
 		free(rec->text);
 }
 
 /* One write of the whole record (continued after a short write or a signal). */
-static void sdp_log_write_fd(int fd, const char *text, size_t len)
+static void log_write_fd(int fd, const char *text, size_t len)
 {
 	ssize_t n;
 
@@ -322,7 +322,7 @@ static void sdp_log_write_fd(int fd, const char *text, size_t len)
 	}
 }
 
-static int sdp_syslog_priority(uint32_t level)
+static int syslog_priority(uint32_t level)
 {
 	switch (level) {
 	case DOCA_LOG_LEVEL_CRIT:
@@ -338,8 +338,7 @@ static int sdp_syslog_priority(uint32_t level)
 	}
 }
 
-static void sdp_log_emit(struct doca_log_backend *be, uint32_t level,
-			 const struct sdp_log_record *rec)
+static void log_emit(struct doca_log_backend *be, uint32_t level, const struct sdp_log_record *rec)
 {
 	size_t n;
 	int same_ident;
@@ -350,7 +349,7 @@ static void sdp_log_emit(struct doca_log_backend *be, uint32_t level,
 		fflush(be->file);
 		break;
 	case SDP_LOG_SINK_FD:
-		sdp_log_write_fd(be->fd, rec->text, rec->len);
+		log_write_fd(be->fd, rec->text, rec->len);
 		break;
 	case SDP_LOG_SINK_BUF:
 		n = rec->len < be->capacity - 1 ? rec->len : be->capacity - 1;
@@ -360,13 +359,13 @@ static void sdp_log_emit(struct doca_log_backend *be, uint32_t level,
 		break;
 	case SDP_LOG_SINK_SYSLOG:
 		same_ident = strcmp(be->syslog_name, sdp_syslog_ident) == 0;
-		syslog(sdp_syslog_priority(level), "%s%s%.*s", same_ident ? "" : be->syslog_name,
+		syslog(syslog_priority(level), "%s%s%.*s", same_ident ? "" : be->syslog_name,
 		       same_ident ? "" : ": ", (int)(rec->len - 1), rec->text);
 		break;
 	}
 }
 
-static int sdp_app_backend_accepts(const struct doca_log_backend *be, uint32_t level)
+static int app_backend_accepts(const struct doca_log_backend *be, uint32_t level)
 {
 	return level >= be->upper && level <= be->lower;
 }
@@ -381,28 +380,28 @@ void sdp_log_sdk(uint32_t level, const char *component, const char *file, int li
 	va_list ap;
 	uint32_t i;
 
-	if (!sdp_msg_level_is_valid(level) || fmt == NULL || sdp_log_busy ||
+	if (!msg_level_is_valid(level) || fmt == NULL || sdp_log_busy ||
 	    !sdp_log_sdk_enabled(level))
 		return;
 
 	va_start(ap, fmt);
-	sdp_log_format(&rec, saved_errno, level, "softdpu::", component ? component : "?", file,
-		       line, func, fmt, ap);
+	log_format(&rec, saved_errno, level, "softdpu::", component ? component : "?", file, line,
+		   func, fmt, ap);
 	va_end(ap);
 
 	pthread_mutex_lock(&sdp_log_lock);
 	sdp_log_busy = 1;
 	if (sdp_num_sdk_backends == 0) {
-		if (level <= sdp_min_u32(sdp_fallback_cap, sdp_global_sdk))
-			sdp_log_write_fd(STDERR_FILENO, rec.text, rec.len);
+		if (level <= min_u32(sdp_fallback_cap, sdp_global_sdk))
+			log_write_fd(STDERR_FILENO, rec.text, rec.len);
 	}
 	for (i = 0; i < sdp_num_sdk_backends; i++)
 		if (level <= sdp_sdk_backends[i].sdk_level)
-			sdp_log_emit(&sdp_sdk_backends[i], level, &rec);
+			log_emit(&sdp_sdk_backends[i], level, &rec);
 	sdp_log_busy = 0;
 	pthread_mutex_unlock(&sdp_log_lock);
 
-	sdp_log_record_release(&rec);
+	log_record_release(&rec);
 	errno = saved_errno; /* logging leaves the caller's errno alone */
 }
 
@@ -415,7 +414,7 @@ doca_error_t doca_log_register_source(const char *source_name, int *source)
 	size_t len, i;
 	int id, capacity;
 
-	if (sdp_log_in_handler())
+	if (log_in_handler())
 		return DOCA_ERROR_BAD_STATE;
 	if (source_name == NULL || source == NULL) {
 		sdp_error("source name (%p) and source id pointer (%p) must not be NULL",
@@ -469,7 +468,7 @@ doca_error_t doca_log_unregister_source(int source)
 {
 	doca_error_t status = DOCA_SUCCESS;
 
-	if (sdp_log_in_handler())
+	if (log_in_handler())
 		return DOCA_ERROR_BAD_STATE;
 	pthread_mutex_lock(&sdp_log_lock);
 	if (source < 1 || source > sdp_num_sources || sdp_sources[source - 1].refs == 0)
@@ -495,7 +494,7 @@ doca_error_t doca_log(uint32_t level, int source, const char *fname, int line, c
 
 	if (sdp_log_busy)
 		return DOCA_ERROR_AGAIN; /* logged from a flush handler: dropped */
-	if (!sdp_msg_level_is_valid(level)) {
+	if (!msg_level_is_valid(level)) {
 		sdp_error("invalid log level %u (expected %d..%d)", level, DOCA_LOG_LEVEL_CRIT,
 			  DOCA_LOG_LEVEL_TRACE);
 		return DOCA_ERROR_INVALID_VALUE;
@@ -516,27 +515,27 @@ doca_error_t doca_log(uint32_t level, int source, const char *fname, int line, c
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 
-	if (!sdp_log_app_enabled(level))
+	if (!log_app_enabled(level))
 		return DOCA_SUCCESS;
 
 	va_start(ap, format);
-	sdp_log_format(&rec, saved_errno, level, "", name, fname, line, func, format, ap);
+	log_format(&rec, saved_errno, level, "", name, fname, line, func, format, ap);
 	va_end(ap);
 
 	pthread_mutex_lock(&sdp_log_lock);
 	sdp_log_busy = 1;
 	if (sdp_num_app_backends == 0) {
-		if (level <= sdp_min_u32(sdp_fallback_cap, sdp_global_lower) &&
+		if (level <= min_u32(sdp_fallback_cap, sdp_global_lower) &&
 		    level >= sdp_global_upper)
-			sdp_log_write_fd(STDERR_FILENO, rec.text, rec.len);
+			log_write_fd(STDERR_FILENO, rec.text, rec.len);
 	}
 	for (i = 0; i < sdp_num_app_backends; i++)
-		if (sdp_app_backend_accepts(&sdp_app_backends[i], level))
-			sdp_log_emit(&sdp_app_backends[i], level, &rec);
+		if (app_backend_accepts(&sdp_app_backends[i], level))
+			log_emit(&sdp_app_backends[i], level, &rec);
 	sdp_log_busy = 0;
 	pthread_mutex_unlock(&sdp_log_lock);
 
-	sdp_log_record_release(&rec);
+	log_record_release(&rec);
 	errno = saved_errno;
 	return DOCA_SUCCESS;
 }
@@ -557,7 +556,7 @@ uint32_t doca_log_get_max_num_backends_sdk(void)
  * Take the next free backend slot of a stream and fill it from tmpl. Returns NULL (and leaves
  * the tables unchanged) when the stream has no slot left. Called with the lock held.
  */
-static struct doca_log_backend *sdp_backend_add_locked(const struct doca_log_backend *tmpl)
+static struct doca_log_backend *backend_add_locked(const struct doca_log_backend *tmpl)
 {
 	struct doca_log_backend *be;
 
@@ -577,23 +576,22 @@ static struct doca_log_backend *sdp_backend_add_locked(const struct doca_log_bac
 	return be;
 }
 
-static doca_error_t sdp_backend_create(struct doca_log_backend *tmpl,
-				       struct doca_log_backend **backend)
+static doca_error_t backend_create(struct doca_log_backend *tmpl, struct doca_log_backend **backend)
 {
 	struct doca_log_backend *be;
 	uint32_t max;
 
-	if (sdp_log_in_handler())
+	if (log_in_handler())
 		return DOCA_ERROR_BAD_STATE;
 	pthread_mutex_lock(&sdp_log_lock);
-	be = sdp_backend_add_locked(tmpl);
+	be = backend_add_locked(tmpl);
 	if (be != NULL) {
 		if (be->sink == SDP_LOG_SINK_SYSLOG && sdp_syslog_ident[0] == '\0') {
 			/* syslog keeps one identity per process: the first name given. */
 			memcpy(sdp_syslog_ident, be->syslog_name, sizeof(sdp_syslog_ident));
 			openlog(sdp_syslog_ident, LOG_PID, LOG_USER);
 		}
-		sdp_log_update_thresholds();
+		log_update_thresholds();
 	}
 	pthread_mutex_unlock(&sdp_log_lock);
 
@@ -607,7 +605,7 @@ static doca_error_t sdp_backend_create(struct doca_log_backend *tmpl,
 	return DOCA_SUCCESS;
 }
 
-static doca_error_t sdp_create_with_file(int sdk, FILE *fptr, struct doca_log_backend **backend)
+static doca_error_t create_with_file(int sdk, FILE *fptr, struct doca_log_backend **backend)
 {
 	struct doca_log_backend tmpl = {0};
 
@@ -620,10 +618,10 @@ static doca_error_t sdp_create_with_file(int sdk, FILE *fptr, struct doca_log_ba
 	tmpl.sink = SDP_LOG_SINK_FILE;
 	tmpl.file = fptr;
 	tmpl.fd = -1;
-	return sdp_backend_create(&tmpl, backend);
+	return backend_create(&tmpl, backend);
 }
 
-static doca_error_t sdp_create_with_fd(int sdk, int fd, struct doca_log_backend **backend)
+static doca_error_t create_with_fd(int sdk, int fd, struct doca_log_backend **backend)
 {
 	struct doca_log_backend tmpl = {0};
 
@@ -642,12 +640,11 @@ static doca_error_t sdp_create_with_fd(int sdk, int fd, struct doca_log_backend 
 	tmpl.sdk = sdk;
 	tmpl.sink = SDP_LOG_SINK_FD;
 	tmpl.fd = fd;
-	return sdp_backend_create(&tmpl, backend);
+	return backend_create(&tmpl, backend);
 }
 
-static doca_error_t sdp_create_with_buf(int sdk, char *buf, size_t capacity,
-					log_flush_callback handler,
-					struct doca_log_backend **backend)
+static doca_error_t create_with_buf(int sdk, char *buf, size_t capacity, log_flush_callback handler,
+				    struct doca_log_backend **backend)
 {
 	struct doca_log_backend tmpl = {0};
 
@@ -663,11 +660,10 @@ static doca_error_t sdp_create_with_buf(int sdk, char *buf, size_t capacity,
 	tmpl.buf = buf;
 	tmpl.capacity = capacity;
 	tmpl.flush = handler;
-	return sdp_backend_create(&tmpl, backend);
+	return backend_create(&tmpl, backend);
 }
 
-static doca_error_t sdp_create_with_syslog(int sdk, const char *name,
-					   struct doca_log_backend **backend)
+static doca_error_t create_with_syslog(int sdk, const char *name, struct doca_log_backend **backend)
 {
 	struct doca_log_backend tmpl = {0};
 
@@ -680,53 +676,53 @@ static doca_error_t sdp_create_with_syslog(int sdk, const char *name,
 	tmpl.sink = SDP_LOG_SINK_SYSLOG;
 	tmpl.fd = -1;
 	snprintf(tmpl.syslog_name, sizeof(tmpl.syslog_name), "%s", name);
-	return sdp_backend_create(&tmpl, backend);
+	return backend_create(&tmpl, backend);
 }
 
 doca_error_t doca_log_backend_create_with_file(FILE *fptr, struct doca_log_backend **backend)
 {
-	return sdp_create_with_file(0, fptr, backend);
+	return create_with_file(0, fptr, backend);
 }
 
 doca_error_t doca_log_backend_create_with_fd(int fd, struct doca_log_backend **backend)
 {
-	return sdp_create_with_fd(0, fd, backend);
+	return create_with_fd(0, fd, backend);
 }
 
 doca_error_t doca_log_backend_create_with_buf(char *buf, size_t capacity,
 					      log_flush_callback handler,
 					      struct doca_log_backend **backend)
 {
-	return sdp_create_with_buf(0, buf, capacity, handler, backend);
+	return create_with_buf(0, buf, capacity, handler, backend);
 }
 
 doca_error_t doca_log_backend_create_with_syslog(const char *name,
 						 struct doca_log_backend **backend)
 {
-	return sdp_create_with_syslog(0, name, backend);
+	return create_with_syslog(0, name, backend);
 }
 
 doca_error_t doca_log_backend_create_with_file_sdk(FILE *fptr, struct doca_log_backend **backend)
 {
-	return sdp_create_with_file(1, fptr, backend);
+	return create_with_file(1, fptr, backend);
 }
 
 doca_error_t doca_log_backend_create_with_fd_sdk(int fd, struct doca_log_backend **backend)
 {
-	return sdp_create_with_fd(1, fd, backend);
+	return create_with_fd(1, fd, backend);
 }
 
 doca_error_t doca_log_backend_create_with_buf_sdk(char *buf, size_t capacity,
 						  log_flush_callback handler,
 						  struct doca_log_backend **backend)
 {
-	return sdp_create_with_buf(1, buf, capacity, handler, backend);
+	return create_with_buf(1, buf, capacity, handler, backend);
 }
 
 doca_error_t doca_log_backend_create_with_syslog_sdk(const char *name,
 						     struct doca_log_backend **backend)
 {
-	return sdp_create_with_syslog(1, name, backend);
+	return create_with_syslog(1, name, backend);
 }
 
 doca_error_t doca_log_backend_create_standard(void)
@@ -738,7 +734,7 @@ doca_error_t doca_log_backend_create_standard(void)
 	tmpl.sink = SDP_LOG_SINK_FILE;
 	tmpl.fd = -1;
 
-	if (sdp_log_in_handler())
+	if (log_in_handler())
 		return DOCA_ERROR_BAD_STATE;
 	pthread_mutex_lock(&sdp_log_lock);
 	if (sdp_standard_created)
@@ -749,18 +745,18 @@ doca_error_t doca_log_backend_create_standard(void)
 	}
 	/* stdout: the global lower limit up to INFO, never anything more severe. */
 	tmpl.file = stdout;
-	out = sdp_backend_add_locked(&tmpl);
-	out->upper = sdp_max_u32(out->upper, DOCA_LOG_LEVEL_INFO);
+	out = backend_add_locked(&tmpl);
+	out->upper = max_u32(out->upper, DOCA_LOG_LEVEL_INFO);
 	out->upper_strict = 1;
 	out->upper_bound = DOCA_LOG_LEVEL_INFO;
 	/* stderr: WARNING up to the global upper limit, never anything more verbose. */
 	tmpl.file = stderr;
-	err = sdp_backend_add_locked(&tmpl);
-	err->lower = sdp_min_u32(err->lower, DOCA_LOG_LEVEL_WARNING);
+	err = backend_add_locked(&tmpl);
+	err->lower = min_u32(err->lower, DOCA_LOG_LEVEL_WARNING);
 	err->lower_strict = 1;
 	err->lower_bound = DOCA_LOG_LEVEL_WARNING;
 	sdp_standard_created = 1;
-	sdp_log_update_thresholds();
+	log_update_thresholds();
 out_unlock:
 	pthread_mutex_unlock(&sdp_log_lock);
 	if (status != DOCA_SUCCESS)
@@ -771,7 +767,7 @@ out_unlock:
 }
 
 /* The backend behind a handle, or NULL when the handle is not one of ours. */
-static struct doca_log_backend *sdp_backend_lookup(struct doca_log_backend *backend)
+static struct doca_log_backend *backend_lookup(struct doca_log_backend *backend)
 {
 	uintptr_t p = (uintptr_t)backend;
 	uintptr_t app = (uintptr_t)sdp_app_backends, sdk = (uintptr_t)sdp_sdk_backends;
@@ -798,8 +794,8 @@ static const char *const sdp_limit_names[] = {
 };
 
 /* Apply a level to one backend, called with the lock held. */
-static doca_error_t sdp_backend_set_locked(struct doca_log_backend *be, enum sdp_limit_kind kind,
-					   uint32_t level, int global)
+static doca_error_t backend_set_locked(struct doca_log_backend *be, enum sdp_limit_kind kind,
+				       uint32_t level, int global)
 {
 	switch (kind) {
 	case SDP_LIMIT_LOWER:
@@ -831,24 +827,24 @@ static doca_error_t sdp_backend_set_locked(struct doca_log_backend *be, enum sdp
 	return DOCA_SUCCESS;
 }
 
-static doca_error_t sdp_backend_set(struct doca_log_backend *backend, enum sdp_limit_kind kind,
-				    uint32_t level)
+static doca_error_t backend_set(struct doca_log_backend *backend, enum sdp_limit_kind kind,
+				uint32_t level)
 {
 	struct doca_log_backend *be;
 	doca_error_t status;
 
-	if (!sdp_level_is_valid(level)) {
+	if (!level_is_valid(level)) {
 		sdp_error("invalid log level %u for the %s (expected 10, 20, ..., 70)", level,
 			  sdp_limit_names[kind]);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
-	if (sdp_log_in_handler())
+	if (log_in_handler())
 		return DOCA_ERROR_BAD_STATE;
 	pthread_mutex_lock(&sdp_log_lock);
-	be = sdp_backend_lookup(backend);
-	status = be ? sdp_backend_set_locked(be, kind, level, 0) : DOCA_ERROR_INVALID_VALUE;
+	be = backend_lookup(backend);
+	status = be ? backend_set_locked(be, kind, level, 0) : DOCA_ERROR_INVALID_VALUE;
 	if (status == DOCA_SUCCESS)
-		sdp_log_update_thresholds();
+		log_update_thresholds();
 	pthread_mutex_unlock(&sdp_log_lock);
 
 	if (status == DOCA_ERROR_INVALID_VALUE)
@@ -864,29 +860,29 @@ static doca_error_t sdp_backend_set(struct doca_log_backend *backend, enum sdp_l
 doca_error_t doca_log_backend_set_level_lower_limit(struct doca_log_backend *backend,
 						    uint32_t level)
 {
-	return sdp_backend_set(backend, SDP_LIMIT_LOWER, level);
+	return backend_set(backend, SDP_LIMIT_LOWER, level);
 }
 
 doca_error_t doca_log_backend_set_level_upper_limit(struct doca_log_backend *backend,
 						    uint32_t upper_limit)
 {
-	return sdp_backend_set(backend, SDP_LIMIT_UPPER, upper_limit);
+	return backend_set(backend, SDP_LIMIT_UPPER, upper_limit);
 }
 
 doca_error_t doca_log_backend_set_sdk_level(struct doca_log_backend *backend, uint32_t level)
 {
-	return sdp_backend_set(backend, SDP_LIMIT_SDK, level);
+	return backend_set(backend, SDP_LIMIT_SDK, level);
 }
 
-static doca_error_t sdp_backend_set_strict(struct doca_log_backend *backend, int lower)
+static doca_error_t backend_set_strict(struct doca_log_backend *backend, int lower)
 {
 	struct doca_log_backend *be;
 	doca_error_t status = DOCA_SUCCESS;
 
-	if (sdp_log_in_handler())
+	if (log_in_handler())
 		return DOCA_ERROR_BAD_STATE;
 	pthread_mutex_lock(&sdp_log_lock);
-	be = sdp_backend_lookup(backend);
+	be = backend_lookup(backend);
 	if (be == NULL)
 		status = DOCA_ERROR_INVALID_VALUE;
 	else if (be->sdk)
@@ -910,25 +906,25 @@ static doca_error_t sdp_backend_set_strict(struct doca_log_backend *backend, int
 
 doca_error_t doca_log_backend_set_level_lower_limit_strict(struct doca_log_backend *backend)
 {
-	return sdp_backend_set_strict(backend, 1);
+	return backend_set_strict(backend, 1);
 }
 
 doca_error_t doca_log_backend_set_level_upper_limit_strict(struct doca_log_backend *backend)
 {
-	return sdp_backend_set_strict(backend, 0);
+	return backend_set_strict(backend, 0);
 }
 
 /* Set a global limit and apply it to every backend of its stream (strict limits clamp it). */
-static doca_error_t sdp_global_set(enum sdp_limit_kind kind, uint32_t level)
+static doca_error_t global_set(enum sdp_limit_kind kind, uint32_t level)
 {
 	uint32_t i;
 
-	if (!sdp_level_is_valid(level)) {
+	if (!level_is_valid(level)) {
 		sdp_error("invalid global %s %u (expected 10, 20, ..., 70)", sdp_limit_names[kind],
 			  level);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
-	if (sdp_log_in_handler())
+	if (log_in_handler())
 		return DOCA_ERROR_BAD_STATE;
 	pthread_mutex_lock(&sdp_log_lock);
 	switch (kind) {
@@ -944,29 +940,29 @@ static doca_error_t sdp_global_set(enum sdp_limit_kind kind, uint32_t level)
 	}
 	if (kind == SDP_LIMIT_SDK) {
 		for (i = 0; i < sdp_num_sdk_backends; i++)
-			sdp_backend_set_locked(&sdp_sdk_backends[i], kind, level, 1);
+			backend_set_locked(&sdp_sdk_backends[i], kind, level, 1);
 	} else {
 		for (i = 0; i < sdp_num_app_backends; i++)
-			sdp_backend_set_locked(&sdp_app_backends[i], kind, level, 1);
+			backend_set_locked(&sdp_app_backends[i], kind, level, 1);
 	}
-	sdp_log_update_thresholds();
+	log_update_thresholds();
 	pthread_mutex_unlock(&sdp_log_lock);
 	return DOCA_SUCCESS;
 }
 
 doca_error_t doca_log_level_set_global_lower_limit(uint32_t level)
 {
-	return sdp_global_set(SDP_LIMIT_LOWER, level);
+	return global_set(SDP_LIMIT_LOWER, level);
 }
 
 doca_error_t doca_log_level_set_global_upper_limit(uint32_t upper_limit)
 {
-	return sdp_global_set(SDP_LIMIT_UPPER, upper_limit);
+	return global_set(SDP_LIMIT_UPPER, upper_limit);
 }
 
 doca_error_t doca_log_level_set_global_sdk_limit(uint32_t level)
 {
-	return sdp_global_set(SDP_LIMIT_SDK, level);
+	return global_set(SDP_LIMIT_SDK, level);
 }
 
 uint32_t doca_log_level_get_global_lower_limit(void)
@@ -1008,18 +1004,18 @@ uint32_t doca_log_level_get_global_sdk_limit(void)
 /* ---- process setup ------------------------------------------------------------------------- */
 
 /* A fork while another thread writes a record must not leave the child's lock held. */
-static void sdp_log_atfork_prepare(void)
+static void log_atfork_prepare(void)
 {
 	pthread_mutex_lock(&sdp_log_lock);
 }
 
-static void sdp_log_atfork_release(void)
+static void log_atfork_release(void)
 {
 	pthread_mutex_unlock(&sdp_log_lock);
 }
 
 /* Apply DOCA_LOG_LEVEL (a bad value was reported by the registry; defaults stay). */
-static void sdp_log_apply_env(void)
+static void log_apply_env(void)
 {
 	uint64_t level;
 
@@ -1029,7 +1025,7 @@ static void sdp_log_apply_env(void)
 	sdp_global_lower = (uint32_t)level;
 	sdp_global_sdk = (uint32_t)level;
 	sdp_fallback_cap = (uint32_t)level;
-	sdp_log_update_thresholds();
+	log_update_thresholds();
 	pthread_mutex_unlock(&sdp_log_lock);
 }
 
@@ -1039,7 +1035,7 @@ static void sdp_log_apply_env(void)
  */
 __attribute__((constructor(102))) static void sdp_log_init(void)
 {
-	pthread_atfork(sdp_log_atfork_prepare, sdp_log_atfork_release, sdp_log_atfork_release);
-	sdp_log_apply_env();
+	pthread_atfork(log_atfork_prepare, log_atfork_release, log_atfork_release);
+	log_apply_env();
 	sdp_config_check_unknown();
 }

@@ -123,7 +123,7 @@ static const struct sdp_flow_fdesc sdp_flow_fields[] = {
 #define SDP_L4U_LEN                                                                                \
 	(sizeof(struct doca_flow_header_format) - offsetof(struct doca_flow_header_format, tcp))
 
-static bool sdp_flow_bytes_zero(const void *p, size_t len)
+static bool flow_bytes_zero(const void *p, size_t len)
 {
 	const uint8_t *b = p;
 
@@ -133,7 +133,7 @@ static bool sdp_flow_bytes_zero(const void *p, size_t len)
 	return true;
 }
 
-static bool sdp_flow_bytes_ones(const void *p, size_t len)
+static bool flow_bytes_ones(const void *p, size_t len)
 {
 	const uint8_t *b = p;
 
@@ -143,7 +143,7 @@ static bool sdp_flow_bytes_ones(const void *p, size_t len)
 	return true;
 }
 
-static uint32_t sdp_flow_get_u32(const struct doca_flow_match *m, size_t off)
+static uint32_t flow_get_u32(const struct doca_flow_match *m, size_t off)
 {
 	uint32_t v;
 
@@ -158,19 +158,19 @@ struct sdp_flow_vm {
 };
 
 /* Is the field at off/len used by vm (for a region outside the field table: bytewise)? */
-static bool sdp_flow_vm_used(const struct sdp_flow_vm *vm, size_t off, size_t len)
+static bool flow_vm_used(const struct sdp_flow_vm *vm, size_t off, size_t len)
 {
 	const struct doca_flow_match *src = vm->m != NULL ? vm->m : vm->v;
 
-	return !sdp_flow_bytes_zero((const uint8_t *)src + off, len);
+	return !flow_bytes_zero((const uint8_t *)src + off, len);
 }
 
 /* The value of an enum-like 32-bit field when it is used with its full width, else 0. */
-static uint32_t sdp_flow_vm_exact_u32(const struct sdp_flow_vm *vm, size_t off)
+static uint32_t flow_vm_exact_u32(const struct sdp_flow_vm *vm, size_t off)
 {
-	uint32_t v = sdp_flow_get_u32(vm->v, off);
+	uint32_t v = flow_get_u32(vm->v, off);
 
-	if (vm->m != NULL && sdp_flow_get_u32(vm->m, off) != UINT32_MAX)
+	if (vm->m != NULL && flow_get_u32(vm->m, off) != UINT32_MAX)
 		return 0;
 	if (v == UINT32_MAX) /* changeable in a template: not known yet */
 		return 0;
@@ -178,10 +178,10 @@ static uint32_t sdp_flow_vm_exact_u32(const struct sdp_flow_vm *vm, size_t off)
 }
 
 /* Which network layer the match means (decides how the l3 union is read). */
-static enum sdp_flow_l3_need sdp_flow_vm_l3(const struct sdp_flow_vm *vm)
+static enum sdp_flow_l3_need flow_vm_l3(const struct sdp_flow_vm *vm)
 {
-	uint32_t t = sdp_flow_vm_exact_u32(vm, SDP_FM_OFF(outer.l3_type));
-	uint32_t meta = sdp_flow_vm_exact_u32(vm, SDP_FM_OFF(parser_meta.outer_l3_type));
+	uint32_t t = flow_vm_exact_u32(vm, SDP_FM_OFF(outer.l3_type));
+	uint32_t meta = flow_vm_exact_u32(vm, SDP_FM_OFF(parser_meta.outer_l3_type));
 
 	if (t == DOCA_FLOW_L3_TYPE_IP6 || meta == DOCA_FLOW_L3_META_IPV6)
 		return SDP_FLOW_L3_IP6;
@@ -191,10 +191,10 @@ static enum sdp_flow_l3_need sdp_flow_vm_l3(const struct sdp_flow_vm *vm)
 }
 
 /* Which transport the match means: a kind bit, or 0 when it does not say. */
-static uint32_t sdp_flow_vm_l4(const struct sdp_flow_vm *vm, enum sdp_flow_l3_need l3)
+static uint32_t flow_vm_l4(const struct sdp_flow_vm *vm, enum sdp_flow_l3_need l3)
 {
-	uint32_t ext = sdp_flow_vm_exact_u32(vm, SDP_FM_OFF(outer.l4_type_ext));
-	uint32_t meta = sdp_flow_vm_exact_u32(vm, SDP_FM_OFF(parser_meta.outer_l4_type));
+	uint32_t ext = flow_vm_exact_u32(vm, SDP_FM_OFF(outer.l4_type_ext));
+	uint32_t meta = flow_vm_exact_u32(vm, SDP_FM_OFF(parser_meta.outer_l4_type));
 	uint8_t proto = 0;
 
 	switch (ext) {
@@ -240,10 +240,10 @@ static uint32_t sdp_flow_vm_l4(const struct sdp_flow_vm *vm, enum sdp_flow_l3_ne
 }
 
 /* The field groups the l3 and l4 unions are read as. */
-static uint32_t sdp_flow_vm_groups(const struct sdp_flow_vm *vm)
+static uint32_t flow_vm_groups(const struct sdp_flow_vm *vm)
 {
-	enum sdp_flow_l3_need l3 = sdp_flow_vm_l3(vm);
-	uint32_t l4 = sdp_flow_vm_l4(vm, l3);
+	enum sdp_flow_l3_need l3 = flow_vm_l3(vm);
+	uint32_t l4 = flow_vm_l4(vm, l3);
 	uint32_t groups = SDP_FG_BIT(SDP_FG_COMMON);
 
 	groups |= SDP_FG_BIT(l3 == SDP_FLOW_L3_IP6 ? SDP_FG_IP6 : SDP_FG_IP4);
@@ -260,14 +260,14 @@ static uint32_t sdp_flow_vm_groups(const struct sdp_flow_vm *vm)
  * Bytes of a union region that vm uses but no field of the chosen groups covers: name a field
  * of another group that covers the first such byte.
  */
-static const char *sdp_flow_union_stray(const struct sdp_flow_vm *vm, size_t off, size_t len,
-					uint32_t groups)
+static const char *flow_union_stray(const struct sdp_flow_vm *vm, size_t off, size_t len,
+				    uint32_t groups)
 {
 	for (size_t b = off; b < off + len; b++) {
 		bool covered = false;
 		const char *other = NULL;
 
-		if (!sdp_flow_vm_used(vm, b, 1))
+		if (!flow_vm_used(vm, b, 1))
 			continue;
 		for (size_t i = 0; i < SDP_FLOW_NB_FIELDS; i++) {
 			const struct sdp_flow_fdesc *f = &sdp_flow_fields[i];
@@ -289,8 +289,8 @@ static const char *sdp_flow_union_stray(const struct sdp_flow_vm *vm, size_t off
  * Refuse what the classifier does not implement, naming the field. what: "pipe <name>
  * template", "entry of pipe <name>" (for messages).
  */
-static doca_error_t sdp_flow_vm_check(const struct sdp_flow_vm *vm, const char *what,
-				      const char *pipe_name)
+static doca_error_t flow_vm_check(const struct sdp_flow_vm *vm, const char *what,
+				  const char *pipe_name)
 {
 	static const struct doca_flow_match zero;
 	const struct doca_flow_match *src = vm->m != NULL ? vm->m : vm->v;
@@ -322,14 +322,14 @@ static doca_error_t sdp_flow_vm_check(const struct sdp_flow_vm *vm, const char *
 
 		if (f->group != SDP_FG_COMMON || f->supported)
 			continue;
-		if (sdp_flow_vm_used(vm, f->off, f->len)) {
+		if (flow_vm_used(vm, f->off, f->len)) {
 			sdp_error("%s of pipe %s: matching on %s is not supported by the software "
 				  "classifier",
 				  what, pipe_name, f->name);
 			return DOCA_ERROR_NOT_SUPPORTED;
 		}
 	}
-	ext = sdp_flow_vm_exact_u32(vm, SDP_FM_OFF(outer.l4_type_ext));
+	ext = flow_vm_exact_u32(vm, SDP_FM_OFF(outer.l4_type_ext));
 	if (ext == DOCA_FLOW_L4_TYPE_EXT_ROCE_V2) {
 		sdp_error(
 			"%s of pipe %s: outer.l4_type_ext ROCE_V2 is not supported by the software "
@@ -342,10 +342,10 @@ static doca_error_t sdp_flow_vm_check(const struct sdp_flow_vm *vm, const char *
 			  what, pipe_name, ext);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
-	groups = sdp_flow_vm_groups(vm);
-	stray = sdp_flow_union_stray(vm, SDP_L3U_OFF, SDP_L3U_LEN, groups);
+	groups = flow_vm_groups(vm);
+	stray = flow_union_stray(vm, SDP_L3U_OFF, SDP_L3U_LEN, groups);
 	if (stray == NULL)
-		stray = sdp_flow_union_stray(vm, SDP_L4U_OFF, SDP_L4U_LEN, groups);
+		stray = flow_union_stray(vm, SDP_L4U_OFF, SDP_L4U_LEN, groups);
 	if (stray != NULL) {
 		sdp_error("%s of pipe %s: matching on %s is not supported with this match's l3/l4 "
 			  "types by the software classifier",
@@ -360,20 +360,20 @@ doca_error_t sdp_flow_template_check(const struct doca_flow_match *match,
 {
 	struct sdp_flow_vm vm = {match, mask};
 
-	return sdp_flow_vm_check(&vm, "match template", pipe_name);
+	return flow_vm_check(&vm, "match template", pipe_name);
 }
 
 /*
- * Build the rule from a full (value, mask) pair that passed sdp_flow_vm_check(), then give it
+ * Build the rule from a full (value, mask) pair that passed flow_vm_check(), then give it
  * its own copy of the fields it uses.
  */
-static doca_error_t sdp_flow_rule_build(const struct doca_flow_match *v,
-					const struct doca_flow_match *m, uint32_t groups,
-					struct sdp_flow_rule *rule)
+static doca_error_t flow_rule_build(const struct doca_flow_match *v,
+				    const struct doca_flow_match *m, uint32_t groups,
+				    struct sdp_flow_rule *rule)
 {
 	struct sdp_flow_field_match tmp[SDP_FLOW_RULE_MAX_FIELDS];
-	uint32_t ext = sdp_flow_get_u32(v, SDP_FM_OFF(outer.l4_type_ext)) &
-		       sdp_flow_get_u32(m, SDP_FM_OFF(outer.l4_type_ext));
+	uint32_t ext = flow_get_u32(v, SDP_FM_OFF(outer.l4_type_ext)) &
+		       flow_get_u32(m, SDP_FM_OFF(outer.l4_type_ext));
 	bool want_tcp = false, want_ports = false, want_icmp = false;
 
 	memset(rule, 0, sizeof(*rule));
@@ -384,7 +384,7 @@ static doca_error_t sdp_flow_rule_build(const struct doca_flow_match *v,
 		struct sdp_flow_field_match *fm;
 
 		if (!f->supported || !(groups & SDP_FG_BIT(f->group)) ||
-		    sdp_flow_bytes_zero(mb, f->len))
+		    flow_bytes_zero(mb, f->len))
 			continue;
 		if (f->off == SDP_FM_OFF(outer.l4_type_ext) &&
 		    ext == DOCA_FLOW_L4_TYPE_EXT_TRANSPORT) {
@@ -426,7 +426,7 @@ static doca_error_t sdp_flow_rule_build(const struct doca_flow_match *v,
 	} else if (want_ports) {
 		/* ports alone: the transport the match names, else TCP or UDP */
 		struct sdp_flow_vm vm = {v, m};
-		uint32_t l4 = sdp_flow_vm_l4(&vm, sdp_flow_vm_l3(&vm));
+		uint32_t l4 = flow_vm_l4(&vm, flow_vm_l3(&vm));
 
 		rule->need_l4 = (l4 == SDP_FLOW_L4K_TCP || l4 == SDP_FLOW_L4K_UDP) ?
 					l4 :
@@ -448,15 +448,15 @@ static doca_error_t sdp_flow_rule_build(const struct doca_flow_match *v,
  * The mask a NULL mask stands for: every field of the chosen groups that is nonzero in v, in
  * full (only those groups: the fields of the others overlap them in the unions).
  */
-static void sdp_flow_mask_from_value(const struct doca_flow_match *v, uint32_t groups,
-				     struct doca_flow_match *m)
+static void flow_mask_from_value(const struct doca_flow_match *v, uint32_t groups,
+				 struct doca_flow_match *m)
 {
 	memset(m, 0, sizeof(*m));
 	for (size_t i = 0; i < SDP_FLOW_NB_FIELDS; i++) {
 		const struct sdp_flow_fdesc *f = &sdp_flow_fields[i];
 
 		if (f->supported && (groups & SDP_FG_BIT(f->group)) &&
-		    !sdp_flow_bytes_zero((const uint8_t *)v + f->off, f->len))
+		    !flow_bytes_zero((const uint8_t *)v + f->off, f->len))
 			memset((uint8_t *)m + f->off, 0xff, f->len);
 	}
 }
@@ -476,15 +476,15 @@ doca_error_t sdp_flow_rule_compile_control(const struct doca_flow_pipe *pipe,
 		match = &zero;
 	vm.v = match;
 	vm.m = mask;
-	status = sdp_flow_vm_check(&vm, "entry", pipe->name);
+	status = flow_vm_check(&vm, "entry", pipe->name);
 	if (status != DOCA_SUCCESS)
 		return status;
-	groups = sdp_flow_vm_groups(&vm);
+	groups = flow_vm_groups(&vm);
 	if (mask == NULL) {
-		sdp_flow_mask_from_value(match, groups, &derived);
+		flow_mask_from_value(match, groups, &derived);
 		mask = &derived;
 	}
-	return sdp_flow_rule_build(match, mask, groups, rule);
+	return flow_rule_build(match, mask, groups, rule);
 }
 
 doca_error_t sdp_flow_rule_compile_basic(const struct doca_flow_pipe *pipe,
@@ -496,11 +496,11 @@ doca_error_t sdp_flow_rule_compile_basic(const struct doca_flow_pipe *pipe,
 	struct sdp_flow_vm tvm = {&pipe->match, pipe->has_mask ? &pipe->mask : NULL};
 	struct sdp_flow_vm evm = {entry_match != NULL ? entry_match : &zero, NULL};
 	struct sdp_flow_vm vm = {&v, &m};
-	uint32_t groups = sdp_flow_vm_groups(&tvm);
+	uint32_t groups = flow_vm_groups(&tvm);
 	doca_error_t status;
 
 	/* what the entry itself carries must be implementable too */
-	status = sdp_flow_vm_check(&evm, "entry", pipe->name);
+	status = flow_vm_check(&evm, "entry", pipe->name);
 	if (status != DOCA_SUCCESS)
 		return status;
 
@@ -516,15 +516,15 @@ doca_error_t sdp_flow_rule_compile_basic(const struct doca_flow_pipe *pipe,
 		if (pipe->has_mask)
 			memcpy((uint8_t *)&m + f->off, (const uint8_t *)&pipe->mask + f->off,
 			       f->len);
-		else if (!sdp_flow_bytes_zero(tb, f->len))
+		else if (!flow_bytes_zero(tb, f->len))
 			memset((uint8_t *)&m + f->off, 0xff, f->len);
 		/* an all-ones template field is given by each entry */
-		memcpy((uint8_t *)&v + f->off, sdp_flow_bytes_ones(tb, f->len) ? eb : tb, f->len);
+		memcpy((uint8_t *)&v + f->off, flow_bytes_ones(tb, f->len) ? eb : tb, f->len);
 	}
-	status = sdp_flow_vm_check(&vm, "entry", pipe->name);
+	status = flow_vm_check(&vm, "entry", pipe->name);
 	if (status != DOCA_SUCCESS)
 		return status;
-	return sdp_flow_rule_build(&v, &m, sdp_flow_vm_groups(&vm), rule);
+	return flow_rule_build(&v, &m, flow_vm_groups(&vm), rule);
 }
 
 void sdp_flow_rule_fini(struct sdp_flow_rule *rule)
@@ -540,8 +540,8 @@ void sdp_flow_rule_fini(struct sdp_flow_rule *rule)
 #define SDP_FLOW_INDEX_MAX_BUCKETS (1u << 22)
 
 /* FNV-1a over the masked bytes of the layout's fields: of a rule's values or of a packet key. */
-static uint32_t sdp_flow_index_hash(const struct sdp_flow_rule *layout, const uint8_t *key,
-				    const struct sdp_flow_rule *values)
+static uint32_t flow_index_hash(const struct sdp_flow_rule *layout, const uint8_t *key,
+				const struct sdp_flow_rule *values)
 {
 	uint32_t h = 2166136261u;
 
@@ -558,7 +558,7 @@ static uint32_t sdp_flow_index_hash(const struct sdp_flow_rule *layout, const ui
 	return h;
 }
 
-static bool sdp_flow_rule_same_layout(const struct sdp_flow_rule *a, const struct sdp_flow_rule *b)
+static bool flow_rule_same_layout(const struct sdp_flow_rule *a, const struct sdp_flow_rule *b)
 {
 	if (a->need_l3 != b->need_l3 || a->need_l4 != b->need_l4 || a->nb_fields != b->nb_fields)
 		return false;
@@ -571,7 +571,7 @@ static bool sdp_flow_rule_same_layout(const struct sdp_flow_rule *a, const struc
 	return true;
 }
 
-static sdp_list_link_t *sdp_flow_index_buckets_new(uint32_t n)
+static sdp_list_link_t *flow_index_buckets_new(uint32_t n)
 {
 	sdp_list_link_t *b = malloc(sizeof(*b) * n);
 
@@ -582,7 +582,7 @@ static sdp_list_link_t *sdp_flow_index_buckets_new(uint32_t n)
 	return b;
 }
 
-static struct sdp_flow_index *sdp_flow_index_create(const struct sdp_flow_rule *layout)
+static struct sdp_flow_index *flow_index_create(const struct sdp_flow_rule *layout)
 {
 	struct sdp_flow_index *idx = calloc(1, sizeof(*idx));
 
@@ -590,7 +590,7 @@ static struct sdp_flow_index *sdp_flow_index_create(const struct sdp_flow_rule *
 		return NULL;
 	idx->layout = *layout;
 	idx->layout.fields = malloc(sizeof(*layout->fields) * layout->nb_fields);
-	idx->buckets = sdp_flow_index_buckets_new(SDP_FLOW_INDEX_MIN_BUCKETS);
+	idx->buckets = flow_index_buckets_new(SDP_FLOW_INDEX_MIN_BUCKETS);
 	if (idx->layout.fields == NULL || idx->buckets == NULL) {
 		free(idx->layout.fields);
 		free(idx->buckets);
@@ -603,14 +603,14 @@ static struct sdp_flow_index *sdp_flow_index_create(const struct sdp_flow_rule *
 }
 
 /* Double the buckets once entries outnumber them twice; order within a bucket is kept. */
-static void sdp_flow_index_grow(struct sdp_flow_index *idx)
+static void flow_index_grow(struct sdp_flow_index *idx)
 {
 	uint32_t n = idx->nb_buckets * 2;
 	sdp_list_link_t *nb;
 
 	if (idx->nb_entries <= 2 * idx->nb_buckets || n > SDP_FLOW_INDEX_MAX_BUCKETS)
 		return;
-	nb = sdp_flow_index_buckets_new(n);
+	nb = flow_index_buckets_new(n);
 	if (nb == NULL) {
 		sdp_debug("cannot grow a flow index to %u buckets; keeping %u", n, idx->nb_buckets);
 		return;
@@ -638,7 +638,7 @@ bool sdp_flow_index_insert(struct doca_flow_pipe_entry *entry)
 	if (entry->rule.nb_fields == 0)
 		return false; /* matches everything: nothing to hash */
 	if (idx == NULL) {
-		idx = sdp_flow_index_create(&entry->rule);
+		idx = flow_index_create(&entry->rule);
 		if (idx == NULL) {
 			sdp_debug("pipe %s: no memory for an index; its entries are tried in order",
 				  pipe->name);
@@ -646,13 +646,13 @@ bool sdp_flow_index_insert(struct doca_flow_pipe_entry *entry)
 		}
 		pipe->index = idx;
 	}
-	if (!sdp_flow_rule_same_layout(&idx->layout, &entry->rule))
+	if (!flow_rule_same_layout(&idx->layout, &entry->rule))
 		return false;
-	entry->hash = sdp_flow_index_hash(&idx->layout, NULL, &entry->rule);
+	entry->hash = flow_index_hash(&idx->layout, NULL, &entry->rule);
 	sdp_list_add_tail(&idx->buckets[entry->hash & (idx->nb_buckets - 1)], &entry->link);
 	entry->indexed = true;
 	idx->nb_entries++;
-	sdp_flow_index_grow(idx);
+	flow_index_grow(idx);
 	return true;
 }
 
@@ -684,8 +684,8 @@ struct sdp_flow_pkt {
 	uint8_t l4;		    /* one enum sdp_flow_l4_kind bit, or 0 */
 };
 
-static void sdp_flow_parse_l4(struct sdp_flow_pkt *pkt, uint8_t proto, const uint8_t *l4,
-			      uint32_t avail, bool ip6)
+static void flow_parse_l4(struct sdp_flow_pkt *pkt, uint8_t proto, const uint8_t *l4,
+			  uint32_t avail, bool ip6)
 {
 	struct doca_flow_header_format *o = &pkt->key.outer;
 
@@ -733,8 +733,8 @@ static void sdp_flow_parse_l4(struct sdp_flow_pkt *pkt, uint8_t proto, const uin
 }
 
 /* Parse Ethernet, one VLAN tag, IPv4 or IPv6 (no extension headers), then TCP/UDP/ICMP. */
-static void sdp_flow_parse(const uint8_t *frame, uint32_t len, uint16_t port_id,
-			   struct sdp_flow_pkt *pkt)
+static void flow_parse(const uint8_t *frame, uint32_t len, uint16_t port_id,
+		       struct sdp_flow_pkt *pkt)
 {
 	struct doca_flow_header_format *o = &pkt->key.outer;
 	struct doca_flow_parser_meta *pm = &pkt->key.parser_meta;
@@ -794,8 +794,7 @@ static void sdp_flow_parse(const uint8_t *frame, uint32_t len, uint16_t port_id,
 			pm->outer_ip_fragmented = 1;
 		/* only the first fragment carries the transport header */
 		if ((frag & SDP_PKT_IP4_FRAG_OFF) == 0)
-			sdp_flow_parse_l4(pkt, ip[SDP_PKT_IP4_PROTO], ip + ihl, len - off - ihl,
-					  false);
+			flow_parse_l4(pkt, ip[SDP_PKT_IP4_PROTO], ip + ihl, len - off - ihl, false);
 	} else if (type == DOCA_FLOW_ETHER_TYPE_IPV6) {
 		const uint8_t *ip = frame + off;
 		uint32_t flow;
@@ -813,24 +812,24 @@ static void sdp_flow_parse(const uint8_t *frame, uint32_t len, uint16_t port_id,
 		o->l3_type = DOCA_FLOW_L3_TYPE_IP6;
 		pm->outer_l3_type = DOCA_FLOW_L3_META_IPV6;
 		pkt->l3 = SDP_FLOW_L3_IP6;
-		sdp_flow_parse_l4(pkt, ip[SDP_PKT_IP6_NEXT], ip + SDP_PKT_IP6_HLEN,
-				  len - off - SDP_PKT_IP6_HLEN, true);
+		flow_parse_l4(pkt, ip[SDP_PKT_IP6_NEXT], ip + SDP_PKT_IP6_HLEN,
+			      len - off - SDP_PKT_IP6_HLEN, true);
 	}
 }
 
-static bool sdp_flow_rule_matches_needs(const struct sdp_flow_rule *rule,
-					const struct sdp_flow_pkt *pkt)
+static bool flow_rule_matches_needs(const struct sdp_flow_rule *rule,
+				    const struct sdp_flow_pkt *pkt)
 {
 	if (rule->need_l3 != SDP_FLOW_L3_ANY && rule->need_l3 != pkt->l3)
 		return false;
 	return rule->need_l4 == 0 || (rule->need_l4 & pkt->l4);
 }
 
-static bool sdp_flow_rule_matches(const struct sdp_flow_rule *rule, const struct sdp_flow_pkt *pkt)
+static bool flow_rule_matches(const struct sdp_flow_rule *rule, const struct sdp_flow_pkt *pkt)
 {
 	const uint8_t *key = (const uint8_t *)&pkt->key;
 
-	if (!sdp_flow_rule_matches_needs(rule, pkt))
+	if (!flow_rule_matches_needs(rule, pkt))
 		return false;
 	for (uint16_t i = 0; i < rule->nb_fields; i++) {
 		const struct sdp_flow_field_match *f = &rule->fields[i];
@@ -846,17 +845,17 @@ static bool sdp_flow_rule_matches(const struct sdp_flow_rule *rule, const struct
  * The entry of pipe that pkt matches: the first listed one that matches, unless the index holds
  * a match activated earlier (basic pipes keep the order in which entries took effect).
  */
-static struct doca_flow_pipe_entry *sdp_flow_pipe_lookup(const struct doca_flow_pipe *pipe,
-							 const struct sdp_flow_pkt *pkt)
+static struct doca_flow_pipe_entry *flow_pipe_lookup(const struct doca_flow_pipe *pipe,
+						     const struct sdp_flow_pkt *pkt)
 {
 	const struct sdp_flow_index *idx = pipe->index;
 	struct doca_flow_pipe_entry *e, *found = NULL;
 
-	if (idx != NULL && idx->nb_entries > 0 && sdp_flow_rule_matches_needs(&idx->layout, pkt)) {
-		uint32_t h = sdp_flow_index_hash(&idx->layout, (const uint8_t *)&pkt->key, NULL);
+	if (idx != NULL && idx->nb_entries > 0 && flow_rule_matches_needs(&idx->layout, pkt)) {
+		uint32_t h = flow_index_hash(&idx->layout, (const uint8_t *)&pkt->key, NULL);
 
 		sdp_list_for_each(e, &idx->buckets[h & (idx->nb_buckets - 1)], link) {
-			if (e->hash == h && sdp_flow_rule_matches(&e->rule, pkt)) {
+			if (e->hash == h && flow_rule_matches(&e->rule, pkt)) {
 				found = e;
 				break;
 			}
@@ -865,7 +864,7 @@ static struct doca_flow_pipe_entry *sdp_flow_pipe_lookup(const struct doca_flow_
 	sdp_list_for_each(e, &pipe->entries, link) {
 		if (found != NULL && e->seq > found->seq)
 			break;
-		if (sdp_flow_rule_matches(&e->rule, pkt))
+		if (flow_rule_matches(&e->rule, pkt))
 			return e;
 	}
 	return found;
@@ -880,7 +879,7 @@ static const uint8_t sdp_flow_rss_key[40] = {
 	0x80, 0x30, 0xf2, 0x0c, 0x6a, 0x42, 0xb7, 0x3b, 0xbe, 0xac, 0x01, 0xfa,
 };
 
-static uint32_t sdp_flow_toeplitz(const uint8_t *in, size_t len)
+static uint32_t flow_toeplitz(const uint8_t *in, size_t len)
 {
 	uint32_t hash = 0;
 	uint32_t window = ((uint32_t)sdp_flow_rss_key[0] << 24) |
@@ -902,8 +901,8 @@ static uint32_t sdp_flow_toeplitz(const uint8_t *in, size_t len)
 }
 
 /* Append a (src, dst) pair of n bytes each, in ascending order when symmetric. */
-static size_t sdp_flow_rss_pair(uint8_t *buf, size_t pos, const void *src, const void *dst,
-				size_t n, bool use_src, bool use_dst, bool symmetric)
+static size_t flow_rss_pair(uint8_t *buf, size_t pos, const void *src, const void *dst, size_t n,
+			    bool use_src, bool use_dst, bool symmetric)
 {
 	if (symmetric && use_src && use_dst && memcmp(src, dst, n) > 0) {
 		const void *t = src;
@@ -922,7 +921,7 @@ static size_t sdp_flow_rss_pair(uint8_t *buf, size_t pos, const void *src, const
 	return pos;
 }
 
-static uint16_t sdp_flow_rss_pick(const struct sdp_flow_action *act, const struct sdp_flow_pkt *pkt)
+static uint16_t flow_rss_pick(const struct sdp_flow_action *act, const struct sdp_flow_pkt *pkt)
 {
 	const struct doca_flow_header_format *o = &pkt->key.outer;
 	uint32_t fl = act->rss_flags;
@@ -932,33 +931,33 @@ static uint16_t sdp_flow_rss_pick(const struct sdp_flow_action *act, const struc
 	if (act->nr_queues == 1)
 		return act->queues[0];
 	if (pkt->l3 == SDP_FLOW_L3_IP4)
-		pos = sdp_flow_rss_pair(buf, pos, &o->ip4.src_ip, &o->ip4.dst_ip, 4,
-					fl & (DOCA_FLOW_RSS_IPV4 | DOCA_FLOW_RSS_IPV4_SRC),
-					fl & (DOCA_FLOW_RSS_IPV4 | DOCA_FLOW_RSS_IPV4_DST),
-					act->rss_symmetric);
+		pos = flow_rss_pair(buf, pos, &o->ip4.src_ip, &o->ip4.dst_ip, 4,
+				    fl & (DOCA_FLOW_RSS_IPV4 | DOCA_FLOW_RSS_IPV4_SRC),
+				    fl & (DOCA_FLOW_RSS_IPV4 | DOCA_FLOW_RSS_IPV4_DST),
+				    act->rss_symmetric);
 	else if (pkt->l3 == SDP_FLOW_L3_IP6)
-		pos = sdp_flow_rss_pair(buf, pos, o->ip6.src_ip, o->ip6.dst_ip, 16,
-					fl & (DOCA_FLOW_RSS_IPV6 | DOCA_FLOW_RSS_IPV6_SRC),
-					fl & (DOCA_FLOW_RSS_IPV6 | DOCA_FLOW_RSS_IPV6_DST),
-					act->rss_symmetric);
+		pos = flow_rss_pair(buf, pos, o->ip6.src_ip, o->ip6.dst_ip, 16,
+				    fl & (DOCA_FLOW_RSS_IPV6 | DOCA_FLOW_RSS_IPV6_SRC),
+				    fl & (DOCA_FLOW_RSS_IPV6 | DOCA_FLOW_RSS_IPV6_DST),
+				    act->rss_symmetric);
 	if (pkt->l4 == SDP_FLOW_L4K_TCP)
-		pos = sdp_flow_rss_pair(
-			buf, pos, &o->tcp.l4_port.src_port, &o->tcp.l4_port.dst_port, 2,
-			fl & (DOCA_FLOW_RSS_TCP | DOCA_FLOW_RSS_TCP_SRC),
-			fl & (DOCA_FLOW_RSS_TCP | DOCA_FLOW_RSS_TCP_DST), act->rss_symmetric);
+		pos = flow_rss_pair(buf, pos, &o->tcp.l4_port.src_port, &o->tcp.l4_port.dst_port, 2,
+				    fl & (DOCA_FLOW_RSS_TCP | DOCA_FLOW_RSS_TCP_SRC),
+				    fl & (DOCA_FLOW_RSS_TCP | DOCA_FLOW_RSS_TCP_DST),
+				    act->rss_symmetric);
 	else if (pkt->l4 == SDP_FLOW_L4K_UDP)
-		pos = sdp_flow_rss_pair(
-			buf, pos, &o->udp.l4_port.src_port, &o->udp.l4_port.dst_port, 2,
-			fl & (DOCA_FLOW_RSS_UDP | DOCA_FLOW_RSS_UDP_SRC),
-			fl & (DOCA_FLOW_RSS_UDP | DOCA_FLOW_RSS_UDP_DST), act->rss_symmetric);
+		pos = flow_rss_pair(buf, pos, &o->udp.l4_port.src_port, &o->udp.l4_port.dst_port, 2,
+				    fl & (DOCA_FLOW_RSS_UDP | DOCA_FLOW_RSS_UDP_SRC),
+				    fl & (DOCA_FLOW_RSS_UDP | DOCA_FLOW_RSS_UDP_DST),
+				    act->rss_symmetric);
 	if (pos == 0)
 		return act->queues[0];
-	return act->queues[sdp_flow_toeplitz(buf, pos) % act->nr_queues];
+	return act->queues[flow_toeplitz(buf, pos) % act->nr_queues];
 }
 
 /* ---- classification -------------------------------------------------------------------------- */
 
-static void sdp_flow_add(uint64_t *counter, uint64_t n)
+static void flow_add(uint64_t *counter, uint64_t n)
 {
 	__atomic_fetch_add(counter, n, __ATOMIC_RELAXED);
 }
@@ -978,20 +977,20 @@ int sdp_flow_classify(struct doca_flow_port *port, const uint8_t *frame, uint32_
 		pthread_rwlock_unlock(&port->lock);
 		return SDP_FLOW_NO_RULES;
 	}
-	sdp_flow_parse(frame, len, port->port_id, &pkt);
+	flow_parse(frame, len, port->port_id, &pkt);
 	for (int hop = 0; hop < SDP_FLOW_MAX_HOPS; hop++) {
 		const struct sdp_flow_action *act = NULL;
 		struct doca_flow_pipe_entry *entry;
 
-		entry = sdp_flow_pipe_lookup(pipe, &pkt);
+		entry = flow_pipe_lookup(pipe, &pkt);
 		if (entry != NULL) {
-			sdp_flow_add(&entry->pkts, 1);
-			sdp_flow_add(&entry->bytes, len);
-			sdp_flow_add(&pipe->hits, 1);
+			flow_add(&entry->pkts, 1);
+			flow_add(&entry->bytes, len);
+			flow_add(&pipe->hits, 1);
 			act = entry->own_fwd ? &entry->fwd : &pipe->fwd;
 		}
 		if (act == NULL) {
-			sdp_flow_add(&pipe->misses, 1);
+			flow_add(&pipe->misses, 1);
 			act = &pipe->fwd_miss;
 			if (act->type == DOCA_FLOW_FWD_NONE) {
 				verdict = pipe == port->root ? SDP_FLOW_MISS : SDP_FLOW_DROP;
@@ -1000,7 +999,7 @@ int sdp_flow_classify(struct doca_flow_port *port, const uint8_t *frame, uint32_
 		}
 		switch (act->type) {
 		case DOCA_FLOW_FWD_RSS:
-			*queue_id = sdp_flow_rss_pick(act, &pkt);
+			*queue_id = flow_rss_pick(act, &pkt);
 			verdict = SDP_FLOW_FORWARD;
 			goto out;
 		case DOCA_FLOW_FWD_PIPE:

@@ -174,22 +174,21 @@ doca_error_t doca_flow_init(struct doca_flow_cfg *cfg)
 
 /* ---- objects --------------------------------------------------------------------------------- */
 
-static void sdp_flow_action_fini(struct sdp_flow_action *act)
+static void flow_action_fini(struct sdp_flow_action *act)
 {
 	free(act->queues);
 	memset(act, 0, sizeof(*act));
 }
 
-static void sdp_flow_entry_free(struct doca_flow_pipe_entry *entry)
+static void flow_entry_free(struct doca_flow_pipe_entry *entry)
 {
 	if (entry->own_fwd)
-		sdp_flow_action_fini(&entry->fwd);
+		flow_action_fini(&entry->fwd);
 	sdp_flow_rule_fini(&entry->rule);
 	free(entry);
 }
 
-static bool sdp_flow_port_has_pipe(const struct doca_flow_port *port,
-				   const struct doca_flow_pipe *pipe)
+static bool flow_port_has_pipe(const struct doca_flow_port *port, const struct doca_flow_pipe *pipe)
 {
 	const struct doca_flow_pipe *p;
 
@@ -201,7 +200,7 @@ static bool sdp_flow_port_has_pipe(const struct doca_flow_port *port,
 }
 
 /* A started port by address (and serial when nonzero), or NULL. Global lock held. */
-static struct doca_flow_port *sdp_flow_port_find(const struct doca_flow_port *port, uint64_t serial)
+static struct doca_flow_port *flow_port_find(const struct doca_flow_port *port, uint64_t serial)
 {
 	struct doca_flow_port *p;
 
@@ -212,8 +211,8 @@ static struct doca_flow_port *sdp_flow_port_find(const struct doca_flow_port *po
 	return NULL;
 }
 
-static void sdp_flow_unlink_fwd(struct sdp_flow_action *act, const struct doca_flow_pipe *gone,
-				const char *what)
+static void flow_unlink_fwd(struct sdp_flow_action *act, const struct doca_flow_pipe *gone,
+			    const char *what)
 {
 	if (act->type != DOCA_FLOW_FWD_PIPE || act->next_pipe != gone)
 		return;
@@ -224,38 +223,38 @@ static void sdp_flow_unlink_fwd(struct sdp_flow_action *act, const struct doca_f
 }
 
 /* Free every entry of a list. */
-static void sdp_flow_entries_free(sdp_list_link_t *head)
+static void flow_entries_free(sdp_list_link_t *head)
 {
 	while (!sdp_list_is_empty(head)) {
 		struct doca_flow_pipe_entry *e =
 			sdp_container_of(head->next, struct doca_flow_pipe_entry, link);
 
 		sdp_list_del(&e->link);
-		sdp_flow_entry_free(e);
+		flow_entry_free(e);
 	}
 }
 
-static void sdp_flow_entries_unlink_fwd(sdp_list_link_t *head, const struct doca_flow_pipe *gone,
-					const char *what)
+static void flow_entries_unlink_fwd(sdp_list_link_t *head, const struct doca_flow_pipe *gone,
+				    const char *what)
 {
 	struct doca_flow_pipe_entry *e;
 
 	sdp_list_for_each(e, head, link) {
 		if (e->own_fwd)
-			sdp_flow_unlink_fwd(&e->fwd, gone, what);
+			flow_unlink_fwd(&e->fwd, gone, what);
 	}
 }
 
 /* Destroy a pipe; global lock and port write lock held. */
-static void sdp_flow_pipe_free_locked(struct doca_flow_pipe *pipe)
+static void flow_pipe_free_locked(struct doca_flow_pipe *pipe)
 {
 	struct doca_flow_port *port = pipe->port;
 	struct doca_flow_pipe *p;
 
-	sdp_flow_entries_free(&pipe->entries);
+	flow_entries_free(&pipe->entries);
 	if (pipe->index != NULL) {
 		for (uint32_t b = 0; b < pipe->index->nb_buckets; b++)
-			sdp_flow_entries_free(&pipe->index->buckets[b]);
+			flow_entries_free(&pipe->index->buckets[b]);
 		sdp_flow_index_destroy(pipe);
 	}
 	for (uint16_t q = 0; q < port->nb_pending_lists; q++) {
@@ -268,30 +267,30 @@ static void sdp_flow_pipe_free_locked(struct doca_flow_pipe *pipe)
 			l = l->next;
 			if (e->pipe == pipe) {
 				sdp_list_del(&e->link);
-				sdp_flow_entry_free(e);
+				flow_entry_free(e);
 			} else if (e->own_fwd) {
-				sdp_flow_unlink_fwd(&e->fwd, pipe, "a pending entry");
+				flow_unlink_fwd(&e->fwd, pipe, "a pending entry");
 			}
 		}
 	}
 	sdp_list_del(&pipe->link);
 	sdp_list_for_each(p, &port->pipes, link) {
-		sdp_flow_unlink_fwd(&p->fwd, pipe, p->name);
-		sdp_flow_unlink_fwd(&p->fwd_miss, pipe, p->name);
-		sdp_flow_entries_unlink_fwd(&p->entries, pipe, p->name);
+		flow_unlink_fwd(&p->fwd, pipe, p->name);
+		flow_unlink_fwd(&p->fwd_miss, pipe, p->name);
+		flow_entries_unlink_fwd(&p->entries, pipe, p->name);
 		for (uint32_t b = 0; p->index != NULL && b < p->index->nb_buckets; b++)
-			sdp_flow_entries_unlink_fwd(&p->index->buckets[b], pipe, p->name);
+			flow_entries_unlink_fwd(&p->index->buckets[b], pipe, p->name);
 	}
 	if (port->root == pipe)
 		port->root = NULL;
 	sdp_debug("port %u: pipe %s destroyed", port->port_id, pipe->name);
-	sdp_flow_action_fini(&pipe->fwd);
-	sdp_flow_action_fini(&pipe->fwd_miss);
+	flow_action_fini(&pipe->fwd);
+	flow_action_fini(&pipe->fwd_miss);
 	free(pipe->name);
 	free(pipe);
 }
 
-static void sdp_flow_port_free(struct doca_flow_port *port)
+static void flow_port_free(struct doca_flow_port *port)
 {
 	pthread_rwlock_destroy(&port->lock);
 	free(port->pending);
@@ -299,11 +298,11 @@ static void sdp_flow_port_free(struct doca_flow_port *port)
 }
 
 /* Stop a started port: its pipes go, the device is released. Global lock held. */
-static void sdp_flow_port_teardown(struct doca_flow_port *port)
+static void flow_port_teardown(struct doca_flow_port *port)
 {
 	pthread_rwlock_wrlock(&port->lock);
 	while (!sdp_list_is_empty(&port->pipes))
-		sdp_flow_pipe_free_locked(
+		flow_pipe_free_locked(
 			sdp_container_of(port->pipes.next, struct doca_flow_pipe, link));
 	port->root = NULL;
 	port->started = false;
@@ -312,7 +311,7 @@ static void sdp_flow_port_teardown(struct doca_flow_port *port)
 	sdp_dev_release(port->dev);
 	sdp_debug("flow port %u stopped", port->port_id);
 	if (--port->refs == 0)
-		sdp_flow_port_free(port);
+		flow_port_free(port);
 }
 
 void doca_flow_destroy(void)
@@ -323,7 +322,7 @@ void doca_flow_destroy(void)
 			sdp_container_of(sdp_flow_ports.next, struct doca_flow_port, link);
 
 		sdp_warn("doca_flow_destroy: port %u still started; stopping it", port->port_id);
-		sdp_flow_port_teardown(port);
+		flow_port_teardown(port);
 	}
 	if (sdp_flow_initialized)
 		sdp_debug("flow destroyed");
@@ -469,13 +468,13 @@ doca_error_t doca_flow_port_stop(struct doca_flow_port *port)
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	pthread_mutex_lock(&sdp_flow_lock);
-	p = sdp_flow_port_find(port, 0);
+	p = flow_port_find(port, 0);
 	if (p == NULL) {
 		pthread_mutex_unlock(&sdp_flow_lock);
 		sdp_error("doca_flow_port_stop: port %p is not a started port", (void *)port);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
-	sdp_flow_port_teardown(p);
+	flow_port_teardown(p);
 	pthread_mutex_unlock(&sdp_flow_lock);
 	return DOCA_SUCCESS;
 }
@@ -502,7 +501,7 @@ void sdp_flow_port_put(struct doca_flow_port *port)
 		return;
 	pthread_mutex_lock(&sdp_flow_lock);
 	if (--port->refs == 0)
-		sdp_flow_port_free(port);
+		flow_port_free(port);
 	pthread_mutex_unlock(&sdp_flow_lock);
 }
 
@@ -519,7 +518,7 @@ doca_error_t doca_flow_pipe_cfg_create(struct doca_flow_pipe_cfg **cfg, struct d
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	pthread_mutex_lock(&sdp_flow_lock);
-	p = sdp_flow_port_find(port, 0);
+	p = flow_port_find(port, 0);
 	if (p == NULL) {
 		pthread_mutex_unlock(&sdp_flow_lock);
 		sdp_error("doca_flow_pipe_cfg_create: port %p is not started", (void *)port);
@@ -625,8 +624,8 @@ doca_error_t doca_flow_pipe_cfg_set_monitor(struct doca_flow_pipe_cfg *cfg,
 
 /* ---- validation of monitors and forwards ----------------------------------------------------- */
 
-static doca_error_t sdp_flow_monitor_check(const struct doca_flow_monitor *mon, const char *what,
-					   const char *pipe_name)
+static doca_error_t flow_monitor_check(const struct doca_flow_monitor *mon, const char *what,
+				       const char *pipe_name)
 {
 	if ((unsigned int)mon->meter_type > DOCA_FLOW_RESOURCE_TYPE_NON_SHARED ||
 	    (unsigned int)mon->counter_type > DOCA_FLOW_RESOURCE_TYPE_NON_SHARED) {
@@ -663,8 +662,8 @@ static doca_error_t sdp_flow_monitor_check(const struct doca_flow_monitor *mon, 
 	 DOCA_FLOW_RSS_UDP_DST | DOCA_FLOW_RSS_TCP_SRC | DOCA_FLOW_RSS_TCP_DST |                   \
 	 DOCA_FLOW_RSS_AUTO)
 
-static doca_error_t sdp_flow_rss_compile(const struct doca_flow_fwd *fwd, const char *what,
-					 const char *pipe_name, struct sdp_flow_action *act)
+static doca_error_t flow_rss_compile(const struct doca_flow_fwd *fwd, const char *what,
+				     const char *pipe_name, struct sdp_flow_action *act)
 {
 	const struct doca_flow_resource_rss_cfg *rss = &fwd->rss;
 
@@ -729,10 +728,10 @@ static doca_error_t sdp_flow_rss_compile(const struct doca_flow_fwd *fwd, const 
  * Validate a forward (NULL: none) of something on port; self is the pipe it belongs to (NULL
  * while that pipe is being created). On success act owns what it needs.
  */
-static doca_error_t sdp_flow_action_compile(const struct doca_flow_port *port,
-					    const struct doca_flow_fwd *fwd,
-					    const struct doca_flow_pipe *self, const char *what,
-					    const char *pipe_name, struct sdp_flow_action *act)
+static doca_error_t flow_action_compile(const struct doca_flow_port *port,
+					const struct doca_flow_fwd *fwd,
+					const struct doca_flow_pipe *self, const char *what,
+					const char *pipe_name, struct sdp_flow_action *act)
 {
 	memset(act, 0, sizeof(*act));
 	if (fwd == NULL)
@@ -745,9 +744,9 @@ static doca_error_t sdp_flow_action_compile(const struct doca_flow_port *port,
 		act->type = DOCA_FLOW_FWD_DROP;
 		return DOCA_SUCCESS;
 	case DOCA_FLOW_FWD_RSS:
-		return sdp_flow_rss_compile(fwd, what, pipe_name, act);
+		return flow_rss_compile(fwd, what, pipe_name, act);
 	case DOCA_FLOW_FWD_PIPE:
-		if (fwd->next_pipe == NULL || !sdp_flow_port_has_pipe(port, fwd->next_pipe) ||
+		if (fwd->next_pipe == NULL || !flow_port_has_pipe(port, fwd->next_pipe) ||
 		    fwd->next_pipe == self) {
 			sdp_error("%s of pipe %s: next_pipe %p is not another pipe of port %u",
 				  what, pipe_name, (void *)fwd->next_pipe, port->port_id);
@@ -796,7 +795,7 @@ doca_error_t doca_flow_pipe_create(const struct doca_flow_pipe_cfg *cfg,
 		snprintf(namebuf, sizeof(namebuf), "pipe%u", sdp_flow_next_pipe_nr);
 		name = namebuf;
 	}
-	port = sdp_flow_port_find(cfg->port, cfg->port_serial);
+	port = flow_port_find(cfg->port, cfg->port_serial);
 	if (port == NULL) {
 		sdp_error("doca_flow_pipe_create: pipe %s: its port %p was stopped", name,
 			  (void *)cfg->port);
@@ -831,7 +830,7 @@ doca_error_t doca_flow_pipe_create(const struct doca_flow_pipe_cfg *cfg,
 			goto err_unlock;
 	}
 	if (cfg->has_monitor) {
-		status = sdp_flow_monitor_check(&cfg->monitor, "monitor", name);
+		status = flow_monitor_check(&cfg->monitor, "monitor", name);
 		if (status != DOCA_SUCCESS)
 			goto err_unlock;
 	}
@@ -847,10 +846,10 @@ doca_error_t doca_flow_pipe_create(const struct doca_flow_pipe_cfg *cfg,
 		status = DOCA_ERROR_NO_MEMORY;
 		goto err_free_pipe;
 	}
-	status = sdp_flow_action_compile(port, fwd, NULL, "fwd", name, &p->fwd);
+	status = flow_action_compile(port, fwd, NULL, "fwd", name, &p->fwd);
 	if (status != DOCA_SUCCESS)
 		goto err_free_name;
-	status = sdp_flow_action_compile(port, fwd_miss, NULL, "fwd_miss", name, &p->fwd_miss);
+	status = flow_action_compile(port, fwd_miss, NULL, "fwd_miss", name, &p->fwd_miss);
 	if (status != DOCA_SUCCESS)
 		goto err_fini_fwd;
 	p->port = port;
@@ -876,7 +875,7 @@ doca_error_t doca_flow_pipe_create(const struct doca_flow_pipe_cfg *cfg,
 	return DOCA_SUCCESS;
 
 err_fini_fwd:
-	sdp_flow_action_fini(&p->fwd);
+	flow_action_fini(&p->fwd);
 err_free_name:
 	free(p->name);
 err_free_pipe:
@@ -897,7 +896,7 @@ void doca_flow_pipe_destroy(struct doca_flow_pipe *pipe)
 	pthread_mutex_lock(&sdp_flow_lock);
 	port = pipe->port;
 	pthread_rwlock_wrlock(&port->lock);
-	sdp_flow_pipe_free_locked(pipe);
+	flow_pipe_free_locked(pipe);
 	pthread_rwlock_unlock(&port->lock);
 	pthread_mutex_unlock(&sdp_flow_lock);
 }
@@ -905,7 +904,7 @@ void doca_flow_pipe_destroy(struct doca_flow_pipe *pipe)
 /* ---- entries --------------------------------------------------------------------------------- */
 
 /* Checks every entry call shares; global lock held. */
-static doca_error_t sdp_flow_entry_args_check(const char *fn, uint16_t pipe_queue, uint32_t flags)
+static doca_error_t flow_entry_args_check(const char *fn, uint16_t pipe_queue, uint32_t flags)
 {
 	if (!sdp_flow_initialized) {
 		sdp_error("%s: DOCA Flow is not initialised", fn);
@@ -926,7 +925,7 @@ static doca_error_t sdp_flow_entry_args_check(const char *fn, uint16_t pipe_queu
 }
 
 /* Put an entry where the classifier sees it; port write lock held. */
-static void sdp_flow_entry_activate(struct doca_flow_pipe_entry *entry)
+static void flow_entry_activate(struct doca_flow_pipe_entry *entry)
 {
 	struct doca_flow_pipe *pipe = entry->pipe;
 	sdp_list_link_t *pos = &pipe->entries;
@@ -952,8 +951,8 @@ static void sdp_flow_entry_activate(struct doca_flow_pipe_entry *entry)
 }
 
 /* Insert a compiled entry (now or on its pipe queue); global lock held. */
-static void sdp_flow_entry_insert(struct doca_flow_pipe_entry *entry, uint16_t pipe_queue,
-				  uint32_t flags)
+static void flow_entry_insert(struct doca_flow_pipe_entry *entry, uint16_t pipe_queue,
+			      uint32_t flags)
 {
 	struct doca_flow_port *port = entry->pipe->port;
 
@@ -961,7 +960,7 @@ static void sdp_flow_entry_insert(struct doca_flow_pipe_entry *entry, uint16_t p
 	if (flags & DOCA_FLOW_ENTRY_FLAGS_WAIT_FOR_BATCH)
 		sdp_list_add_tail(&port->pending[pipe_queue], &entry->link);
 	else
-		sdp_flow_entry_activate(entry);
+		flow_entry_activate(entry);
 	entry->pipe->nb_entries++;
 	pthread_rwlock_unlock(&port->lock);
 	sdp_trace("port %u: entry %p added to pipe %s (%u entries)", port->port_id, (void *)entry,
@@ -985,7 +984,7 @@ doca_error_t doca_flow_pipe_basic_add_entry(uint16_t pipe_queue, struct doca_flo
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	pthread_mutex_lock(&sdp_flow_lock);
-	status = sdp_flow_entry_args_check(fn, pipe_queue, flags);
+	status = flow_entry_args_check(fn, pipe_queue, flags);
 	if (status != DOCA_SUCCESS)
 		goto err_unlock;
 	if (pipe->type != DOCA_FLOW_PIPE_BASIC) {
@@ -1006,7 +1005,7 @@ doca_error_t doca_flow_pipe_basic_add_entry(uint16_t pipe_queue, struct doca_flo
 		goto err_unlock;
 	}
 	if (monitor != NULL) {
-		status = sdp_flow_monitor_check(monitor, "entry monitor", pipe->name);
+		status = flow_monitor_check(monitor, "entry monitor", pipe->name);
 		if (status != DOCA_SUCCESS)
 			goto err_unlock;
 	}
@@ -1021,7 +1020,7 @@ doca_error_t doca_flow_pipe_basic_add_entry(uint16_t pipe_queue, struct doca_flo
 	status = sdp_flow_rule_compile_basic(pipe, match, &e->rule);
 	if (status != DOCA_SUCCESS)
 		goto err_free_entry;
-	status = sdp_flow_action_compile(pipe->port, fwd, pipe, "entry fwd", pipe->name, &e->fwd);
+	status = flow_action_compile(pipe->port, fwd, pipe, "entry fwd", pipe->name, &e->fwd);
 	if (status != DOCA_SUCCESS)
 		goto err_free_entry;
 	e->own_fwd = e->fwd.type != DOCA_FLOW_FWD_NONE;
@@ -1030,13 +1029,13 @@ doca_error_t doca_flow_pipe_basic_add_entry(uint16_t pipe_queue, struct doca_flo
 		status = DOCA_ERROR_INVALID_VALUE;
 		goto err_free_entry;
 	}
-	sdp_flow_entry_insert(e, pipe_queue, flags);
+	flow_entry_insert(e, pipe_queue, flags);
 	pthread_mutex_unlock(&sdp_flow_lock);
 	*entry = e;
 	return DOCA_SUCCESS;
 
 err_free_entry:
-	sdp_flow_entry_free(e);
+	flow_entry_free(e);
 err_unlock:
 	pthread_mutex_unlock(&sdp_flow_lock);
 	return status;
@@ -1060,7 +1059,7 @@ doca_error_t doca_flow_pipe_control_add_entry(
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	pthread_mutex_lock(&sdp_flow_lock);
-	status = sdp_flow_entry_args_check(fn, pipe_queue, DOCA_FLOW_ENTRY_FLAGS_NO_WAIT);
+	status = flow_entry_args_check(fn, pipe_queue, DOCA_FLOW_ENTRY_FLAGS_NO_WAIT);
 	if (status != DOCA_SUCCESS)
 		goto err_unlock;
 	if (pipe->type != DOCA_FLOW_PIPE_CONTROL) {
@@ -1078,7 +1077,7 @@ doca_error_t doca_flow_pipe_control_add_entry(
 		goto err_unlock;
 	}
 	if (monitor != NULL) {
-		status = sdp_flow_monitor_check(monitor, "entry monitor", pipe->name);
+		status = flow_monitor_check(monitor, "entry monitor", pipe->name);
 		if (status != DOCA_SUCCESS)
 			goto err_unlock;
 	}
@@ -1100,17 +1099,17 @@ doca_error_t doca_flow_pipe_control_add_entry(
 	status = sdp_flow_rule_compile_control(pipe, match, match_mask, &e->rule);
 	if (status != DOCA_SUCCESS)
 		goto err_free_entry;
-	status = sdp_flow_action_compile(pipe->port, fwd, pipe, "entry fwd", pipe->name, &e->fwd);
+	status = flow_action_compile(pipe->port, fwd, pipe, "entry fwd", pipe->name, &e->fwd);
 	if (status != DOCA_SUCCESS)
 		goto err_free_entry;
 	e->own_fwd = true;
-	sdp_flow_entry_insert(e, pipe_queue, 0);
+	flow_entry_insert(e, pipe_queue, 0);
 	pthread_mutex_unlock(&sdp_flow_lock);
 	*entry = e;
 	return DOCA_SUCCESS;
 
 err_free_entry:
-	sdp_flow_entry_free(e);
+	flow_entry_free(e);
 err_unlock:
 	pthread_mutex_unlock(&sdp_flow_lock);
 	return status;
@@ -1128,7 +1127,7 @@ doca_error_t doca_flow_pipe_remove_entry(uint16_t pipe_queue, uint32_t flags,
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	pthread_mutex_lock(&sdp_flow_lock);
-	status = sdp_flow_entry_args_check(fn, pipe_queue, flags);
+	status = flow_entry_args_check(fn, pipe_queue, flags);
 	if (status != DOCA_SUCCESS) {
 		pthread_mutex_unlock(&sdp_flow_lock);
 		return status;
@@ -1143,7 +1142,7 @@ doca_error_t doca_flow_pipe_remove_entry(uint16_t pipe_queue, uint32_t flags,
 	pthread_rwlock_unlock(&port->lock);
 	sdp_trace("port %u: entry %p removed from pipe %s", port->port_id, (void *)entry,
 		  entry->pipe->name);
-	sdp_flow_entry_free(entry);
+	flow_entry_free(entry);
 	pthread_mutex_unlock(&sdp_flow_lock);
 	return DOCA_SUCCESS;
 }
@@ -1162,10 +1161,10 @@ doca_error_t doca_flow_entries_process(struct doca_flow_port *port, uint16_t pip
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	pthread_mutex_lock(&sdp_flow_lock);
-	status = sdp_flow_entry_args_check(fn, pipe_queue, 0);
+	status = flow_entry_args_check(fn, pipe_queue, 0);
 	if (status != DOCA_SUCCESS)
 		goto out;
-	p = sdp_flow_port_find(port, 0);
+	p = flow_port_find(port, 0);
 	if (p == NULL) {
 		sdp_error("%s: port %p is not started", fn, (void *)port);
 		status = DOCA_ERROR_BAD_STATE;
@@ -1178,7 +1177,7 @@ doca_error_t doca_flow_entries_process(struct doca_flow_port *port, uint16_t pip
 			p->pending[pipe_queue].next, struct doca_flow_pipe_entry, link);
 
 		sdp_list_del(&e->link);
-		sdp_flow_entry_activate(e);
+		flow_entry_activate(e);
 		done++;
 	}
 	pthread_rwlock_unlock(&p->lock);

@@ -82,7 +82,7 @@ static doca_error_t sdp_cuda_init_status = DOCA_ERROR_NOT_SUPPORTED;
 static char sdp_cuda_load_why[256];
 static char sdp_cuda_init_why[320];
 
-static void sdp_cuda_do_load(void)
+static void cuda_do_load(void)
 {
 	struct sdp_cuda_api api;
 	const char *err;
@@ -129,7 +129,7 @@ doca_error_t sdp_cuda_load(const struct sdp_cuda_api **api_p)
 {
 	if (api_p == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
-	pthread_once(&sdp_cuda_load_once, sdp_cuda_do_load);
+	pthread_once(&sdp_cuda_load_once, cuda_do_load);
 	if (sdp_cuda_load_status != DOCA_SUCCESS)
 		return sdp_cuda_load_status;
 	*api_p = &sdp_cuda_api_table;
@@ -138,11 +138,11 @@ doca_error_t sdp_cuda_load(const struct sdp_cuda_api **api_p)
 
 const char *sdp_cuda_load_reason(void)
 {
-	pthread_once(&sdp_cuda_load_once, sdp_cuda_do_load);
+	pthread_once(&sdp_cuda_load_once, cuda_do_load);
 	return sdp_cuda_load_why;
 }
 
-static void sdp_cuda_do_init(void)
+static void cuda_do_init(void)
 {
 	const struct sdp_cuda_api *api;
 	sdp_cu_result_t res;
@@ -170,7 +170,7 @@ doca_error_t sdp_cuda_init(const struct sdp_cuda_api **api_p, const char **reaso
 {
 	if (api_p == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
-	pthread_once(&sdp_cuda_init_once, sdp_cuda_do_init);
+	pthread_once(&sdp_cuda_init_once, cuda_do_init);
 	if (sdp_cuda_init_status != DOCA_SUCCESS) {
 		if (reason_p != NULL)
 			*reason_p = sdp_cuda_init_why;

@@ -75,7 +75,7 @@ static int sdp_gpu_cc_major = -1;
 static int sdp_gpu_cc_minor;
 
 /* Parse 1..max_digits hex digits at *str; advances *str. */
-static int sdp_gpu_parse_hex(const char **str, int max_digits, unsigned int *value_p)
+static int gpu_parse_hex(const char **str, int max_digits, unsigned int *value_p)
 {
 	const char *p = *str;
 	unsigned int value = 0;
@@ -104,7 +104,7 @@ static int sdp_gpu_parse_hex(const char **str, int max_digits, unsigned int *val
 }
 
 /* "[domain:]bus:device.function" to "dddd:bb:dd.f"; -1 if malformed. */
-static int sdp_gpu_normalize_bus_id(const char *str, char *out, size_t len)
+static int gpu_normalize_bus_id(const char *str, char *out, size_t len)
 {
 	unsigned int domain = 0, bus, dev, fn;
 	const char *p = str;
@@ -114,16 +114,16 @@ static int sdp_gpu_normalize_bus_id(const char *str, char *out, size_t len)
 		colons += *p == ':';
 	p = str;
 	if (colons == 2) {
-		if (sdp_gpu_parse_hex(&p, 8, &domain) != 0 || *p++ != ':')
+		if (gpu_parse_hex(&p, 8, &domain) != 0 || *p++ != ':')
 			return -1;
 	} else if (colons != 1) {
 		return -1;
 	}
-	if (sdp_gpu_parse_hex(&p, 2, &bus) != 0 || *p++ != ':')
+	if (gpu_parse_hex(&p, 2, &bus) != 0 || *p++ != ':')
 		return -1;
-	if (sdp_gpu_parse_hex(&p, 2, &dev) != 0 || dev > 0x1f || *p++ != '.')
+	if (gpu_parse_hex(&p, 2, &dev) != 0 || dev > 0x1f || *p++ != '.')
 		return -1;
-	if (sdp_gpu_parse_hex(&p, 1, &fn) != 0 || fn > 7 || *p != '\0')
+	if (gpu_parse_hex(&p, 1, &fn) != 0 || fn > 7 || *p != '\0')
 		return -1;
 	snprintf(out, len, "%04x:%02x:%02x.%x", domain, bus, dev, fn);
 	return 0;
@@ -144,7 +144,7 @@ doca_error_t sdp_gpu_set_cc_override(int major, int minor)
 }
 
 /* The override in force: 1 with *major_p and *minor_p set, or 0 (none, or a bad value). */
-static int sdp_gpu_cc_override(int *major_p, int *minor_p)
+static int gpu_cc_override(int *major_p, int *minor_p)
 {
 	const char *value;
 	unsigned int major, minor;
@@ -178,8 +178,8 @@ static int sdp_gpu_cc_override(int *major_p, int *minor_p)
 }
 
 /* Find the device whose PCIe address is bus_id (normalised); NOT_FOUND or DRIVER, logged. */
-static doca_error_t sdp_gpu_find_device(const struct sdp_cuda_api *cu, const char *bus_id,
-					const char *asked, sdp_cu_device_t *device_p)
+static doca_error_t gpu_find_device(const struct sdp_cuda_api *cu, const char *bus_id,
+				    const char *asked, sdp_cu_device_t *device_p)
 {
 	char busbuf[64], norm[32], err[160];
 	sdp_cu_device_t device;
@@ -204,7 +204,7 @@ static doca_error_t sdp_gpu_find_device(const struct sdp_cuda_api *cu, const cha
 				i, sdp_cuda_strerror(res, err, sizeof(err)));
 			return DOCA_ERROR_DRIVER;
 		}
-		if (sdp_gpu_normalize_bus_id(busbuf, norm, sizeof(norm)) == 0 &&
+		if (gpu_normalize_bus_id(busbuf, norm, sizeof(norm)) == 0 &&
 		    strcmp(norm, bus_id) == 0) {
 			*device_p = device;
 			return DOCA_SUCCESS;
@@ -216,7 +216,7 @@ static doca_error_t sdp_gpu_find_device(const struct sdp_cuda_api *cu, const cha
 }
 
 /* Use the current context if it belongs to gpu->device, else retain the primary one. */
-static doca_error_t sdp_gpu_get_context(struct doca_gpu *gpu)
+static doca_error_t gpu_get_context(struct doca_gpu *gpu)
 {
 	const struct sdp_cuda_api *cu = gpu->cu;
 	sdp_cu_device_t cur_dev = -1;
@@ -264,7 +264,7 @@ doca_error_t doca_gpu_create(const char *gpu_bus_id, struct doca_gpu **gpu_dev)
 			  (void *)gpu_dev);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
-	if (sdp_gpu_normalize_bus_id(gpu_bus_id, norm, sizeof(norm)) != 0) {
+	if (gpu_normalize_bus_id(gpu_bus_id, norm, sizeof(norm)) != 0) {
 		sdp_error("malformed PCIe address \"%.64s\", expected "
 			  "[domain:]bus:device.function such as ca:00.0",
 			  gpu_bus_id);
@@ -277,7 +277,7 @@ doca_error_t doca_gpu_create(const char *gpu_bus_id, struct doca_gpu **gpu_dev)
 		return DOCA_ERROR_NOT_SUPPORTED;
 	}
 
-	status = sdp_gpu_find_device(cu, norm, gpu_bus_id, &device);
+	status = gpu_find_device(cu, norm, gpu_bus_id, &device);
 	if (status != DOCA_SUCCESS)
 		return status;
 
@@ -291,7 +291,7 @@ doca_error_t doca_gpu_create(const char *gpu_bus_id, struct doca_gpu **gpu_dev)
 			  sdp_cuda_strerror(res, err, sizeof(err)));
 		return DOCA_ERROR_DRIVER;
 	}
-	overridden = sdp_gpu_cc_override(&ov_major, &ov_minor);
+	overridden = gpu_cc_override(&ov_major, &ov_minor);
 	if (overridden) {
 		sdp_info("GPU %s: compute capability %d.%d overridden as %d.%d", norm, major, minor,
 			 ov_major, ov_minor);
@@ -328,7 +328,7 @@ doca_error_t doca_gpu_create(const char *gpu_bus_id, struct doca_gpu **gpu_dev)
 	gpu->page_size = page > 0 ? (size_t)page : 4096;
 	pthread_mutex_init(&gpu->lock, NULL);
 
-	status = sdp_gpu_get_context(gpu);
+	status = gpu_get_context(gpu);
 	if (status != DOCA_SUCCESS)
 		goto err_free_gpu;
 
@@ -345,7 +345,7 @@ err_free_gpu:
 	return status;
 }
 
-static void sdp_gpu_alloc_release(struct doca_gpu *gpu, struct sdp_gpu_alloc *a);
+static void gpu_alloc_release(struct doca_gpu *gpu, struct sdp_gpu_alloc *a);
 
 doca_error_t doca_gpu_destroy(struct doca_gpu *gpu_dev)
 {
@@ -376,7 +376,7 @@ doca_error_t doca_gpu_destroy(struct doca_gpu *gpu_dev)
 		struct sdp_gpu_alloc *a = deferred;
 
 		deferred = a->next;
-		sdp_gpu_alloc_release(gpu_dev, a);
+		gpu_alloc_release(gpu_dev, a);
 	}
 	if (gpu_dev->ctx_retained) {
 		res = gpu_dev->cu->device_primary_ctx_release(gpu_dev->device);
@@ -417,8 +417,8 @@ void sdp_gpu_ctx_pop(const struct doca_gpu *gpu)
 }
 
 /* A failed allocation call: NO_MEMORY when the driver says so, else DRIVER. Logged. */
-static doca_error_t sdp_gpu_alloc_failed(const struct doca_gpu *gpu, const char *call, size_t bytes,
-					 sdp_cu_result_t res)
+static doca_error_t gpu_alloc_failed(const struct doca_gpu *gpu, const char *call, size_t bytes,
+				     sdp_cu_result_t res)
 {
 	char err[160];
 
@@ -428,8 +428,8 @@ static doca_error_t sdp_gpu_alloc_failed(const struct doca_gpu *gpu, const char 
 }
 
 /* Device memory (context pushed). */
-static doca_error_t sdp_gpu_alloc_device(struct doca_gpu *gpu, struct sdp_gpu_alloc *a,
-					 size_t alignment)
+static doca_error_t gpu_alloc_device(struct doca_gpu *gpu, struct sdp_gpu_alloc *a,
+				     size_t alignment)
 {
 	const struct sdp_cuda_api *cu = gpu->cu;
 	unsigned int one = 1;
@@ -442,14 +442,14 @@ static doca_error_t sdp_gpu_alloc_device(struct doca_gpu *gpu, struct sdp_gpu_al
 		bytes += alignment - 1;
 	res = cu->mem_alloc(&a->dev_base, bytes);
 	if (res != SDP_CUDA_SUCCESS)
-		return sdp_gpu_alloc_failed(gpu, "cuMemAlloc", bytes, res);
+		return gpu_alloc_failed(gpu, "cuMemAlloc", bytes, res);
 	if (bytes == a->size && (a->dev_base & (alignment - 1)) != 0) {
 		/* Not the documented minimum: pad after all. */
 		cu->mem_free(a->dev_base);
 		bytes += alignment - 1;
 		res = cu->mem_alloc(&a->dev_base, bytes);
 		if (res != SDP_CUDA_SUCCESS)
-			return sdp_gpu_alloc_failed(gpu, "cuMemAlloc", bytes, res);
+			return gpu_alloc_failed(gpu, "cuMemAlloc", bytes, res);
 	}
 	a->gpu_addr = (a->dev_base + alignment - 1) & ~(sdp_cu_deviceptr_t)(alignment - 1);
 	a->on_device = 1;
@@ -465,8 +465,8 @@ static doca_error_t sdp_gpu_alloc_device(struct doca_gpu *gpu, struct sdp_gpu_al
 }
 
 /* Pinned host memory mapped into the GPU (context pushed). */
-static doca_error_t sdp_gpu_alloc_mapped(struct doca_gpu *gpu, struct sdp_gpu_alloc *a,
-					 size_t alignment)
+static doca_error_t gpu_alloc_mapped(struct doca_gpu *gpu, struct sdp_gpu_alloc *a,
+				     size_t alignment)
 {
 	const struct sdp_cuda_api *cu = gpu->cu;
 	sdp_cu_deviceptr_t dev_base;
@@ -480,7 +480,7 @@ static doca_error_t sdp_gpu_alloc_mapped(struct doca_gpu *gpu, struct sdp_gpu_al
 	res = cu->mem_host_alloc(&a->host_base, bytes,
 				 SDP_CU_MEMHOSTALLOC_PORTABLE | SDP_CU_MEMHOSTALLOC_DEVICEMAP);
 	if (res != SDP_CUDA_SUCCESS)
-		return sdp_gpu_alloc_failed(gpu, "cuMemHostAlloc", bytes, res);
+		return gpu_alloc_failed(gpu, "cuMemHostAlloc", bytes, res);
 	base = (uintptr_t)a->host_base;
 	if (bytes == a->size && (base & (alignment - 1)) != 0) {
 		cu->mem_free_host(a->host_base);
@@ -489,7 +489,7 @@ static doca_error_t sdp_gpu_alloc_mapped(struct doca_gpu *gpu, struct sdp_gpu_al
 					 SDP_CU_MEMHOSTALLOC_PORTABLE |
 						 SDP_CU_MEMHOSTALLOC_DEVICEMAP);
 		if (res != SDP_CUDA_SUCCESS)
-			return sdp_gpu_alloc_failed(gpu, "cuMemHostAlloc", bytes, res);
+			return gpu_alloc_failed(gpu, "cuMemHostAlloc", bytes, res);
 		base = (uintptr_t)a->host_base;
 	}
 	aligned = (base + alignment - 1) & ~(uintptr_t)(alignment - 1);
@@ -558,9 +558,9 @@ doca_error_t doca_gpu_mem_alloc(struct doca_gpu *gpu_dev, size_t size, size_t al
 	if (status != DOCA_SUCCESS)
 		goto err_free_entry;
 	if (mtype == DOCA_GPU_MEM_TYPE_GPU)
-		status = sdp_gpu_alloc_device(gpu_dev, a, alignment);
+		status = gpu_alloc_device(gpu_dev, a, alignment);
 	else
-		status = sdp_gpu_alloc_mapped(gpu_dev, a, alignment);
+		status = gpu_alloc_mapped(gpu_dev, a, alignment);
 	sdp_gpu_ctx_pop(gpu_dev);
 	if (status != DOCA_SUCCESS)
 		goto err_free_entry;
@@ -593,7 +593,7 @@ err_free_entry:
 }
 
 /* Give an allocation's memory back to CUDA (teardown: a failure is logged, the entry goes). */
-static void sdp_gpu_alloc_release(struct doca_gpu *gpu, struct sdp_gpu_alloc *a)
+static void gpu_alloc_release(struct doca_gpu *gpu, struct sdp_gpu_alloc *a)
 {
 	sdp_cu_result_t res;
 	char err[160];
@@ -618,8 +618,7 @@ static void sdp_gpu_alloc_release(struct doca_gpu *gpu, struct sdp_gpu_alloc *a)
  * onto the deferred list in the same critical section (a doca_gpu_destroy racing with it sees
  * the allocation on one list or the other, never on neither).
  */
-static struct sdp_gpu_alloc *sdp_gpu_alloc_unlink(struct doca_gpu *gpu, void *memptr_gpu,
-						  int deferred)
+static struct sdp_gpu_alloc *gpu_alloc_unlink(struct doca_gpu *gpu, void *memptr_gpu, int deferred)
 {
 	struct sdp_gpu_alloc **link, *a = NULL;
 
@@ -649,13 +648,13 @@ doca_error_t doca_gpu_mem_free(struct doca_gpu *gpu, void *memptr_gpu)
 		sdp_error("invalid argument: gpu %p, memptr_gpu %p", (void *)gpu, memptr_gpu);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
-	a = sdp_gpu_alloc_unlink(gpu, memptr_gpu, 0);
+	a = gpu_alloc_unlink(gpu, memptr_gpu, 0);
 	if (a == NULL) {
 		sdp_error("GPU %s: %p is not an allocation of this GPU handle", gpu->bus_id,
 			  memptr_gpu);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
-	sdp_gpu_alloc_release(gpu, a);
+	gpu_alloc_release(gpu, a);
 	return DOCA_SUCCESS;
 }
 
@@ -665,7 +664,7 @@ doca_error_t sdp_gpu_mem_free_deferred(struct doca_gpu *gpu, void *memptr_gpu)
 
 	if (gpu == NULL || memptr_gpu == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
-	a = sdp_gpu_alloc_unlink(gpu, memptr_gpu, 1);
+	a = gpu_alloc_unlink(gpu, memptr_gpu, 1);
 	if (a == NULL) {
 		sdp_error("GPU %s: %p is not an allocation of this GPU handle", gpu->bus_id,
 			  memptr_gpu);
@@ -675,8 +674,8 @@ doca_error_t sdp_gpu_mem_free_deferred(struct doca_gpu *gpu, void *memptr_gpu)
 }
 
 /* The allocation holding [addr, addr + size) (lock held), or NULL. */
-static struct sdp_gpu_alloc *sdp_gpu_find_range(struct doca_gpu *gpu, sdp_cu_deviceptr_t addr,
-						size_t size)
+static struct sdp_gpu_alloc *gpu_find_range(struct doca_gpu *gpu, sdp_cu_deviceptr_t addr,
+					    size_t size)
 {
 	struct sdp_gpu_alloc *a;
 
@@ -704,7 +703,7 @@ doca_error_t doca_gpu_dmabuf_fd(struct doca_gpu *gpu_dev, void *memptr_gpu, size
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	pthread_mutex_lock(&gpu_dev->lock);
-	a = sdp_gpu_find_range(gpu_dev, addr, size);
+	a = gpu_find_range(gpu_dev, addr, size);
 	if (a != NULL)
 		on_device = a->on_device;
 	pthread_mutex_unlock(&gpu_dev->lock);
@@ -799,7 +798,7 @@ doca_error_t sdp_gpu_mem_lookup(struct doca_gpu *gpu, const void *gpu_ptr, size_
 	if (gpu == NULL || gpu_ptr == NULL || size == 0 || range_p == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
 	pthread_mutex_lock(&gpu->lock);
-	a = sdp_gpu_find_range(gpu, addr, size);
+	a = gpu_find_range(gpu, addr, size);
 	if (a != NULL) {
 		range_p->mtype = a->mtype;
 		range_p->on_device = a->on_device;
@@ -881,7 +880,7 @@ doca_error_t sdp_gpu_cap_query(int ordinal, struct sdp_gpu_cap *cap)
 		*c = (char)tolower((unsigned char)*c);
 	if (cu->device_get_name != NULL)
 		(void)cu->device_get_name(cap->name, (int)sizeof(cap->name), device);
-	cap->cc_overridden = sdp_gpu_cc_override(&ov_major, &ov_minor);
+	cap->cc_overridden = gpu_cc_override(&ov_major, &ov_minor);
 	if (cap->cc_overridden) {
 		cap->cc_major = ov_major;
 		cap->cc_minor = ov_minor;

@@ -76,7 +76,7 @@ struct sdp_ucx_ep_rec {
 	int closing; /* a graceful close outlived its bound: UCX still owns the endpoint */
 };
 
-struct sdp_ucx_priv {
+struct ucx_priv {
 	sdp_list_link_t rx;	 /* struct sdp_ucx_rx, in arrival order */
 	sdp_list_link_t rndv;	 /* struct sdp_ucx_rndv */
 	sdp_list_link_t sends;	 /* struct sdp_ucx_send_req */
@@ -84,12 +84,12 @@ struct sdp_ucx_priv {
 	sdp_list_link_t ep_errs; /* struct sdp_ucx_ep_rec, via err_link */
 };
 
-static struct sdp_ucx_priv *sdp_ucx_priv(struct sdp_ucx_worker *w)
+static struct ucx_priv *ucx_priv(struct sdp_ucx_worker *w)
 {
 	return w->priv;
 }
 
-static int64_t sdp_ucx_now_ms(void)
+static int64_t ucx_now_ms(void)
 {
 	struct timespec ts;
 
@@ -97,7 +97,7 @@ static int64_t sdp_ucx_now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static doca_error_t sdp_ucx_status_to_doca(ucs_status_t status)
+static doca_error_t ucx_status_to_doca(ucs_status_t status)
 {
 	switch (status) {
 	case UCS_OK:
@@ -142,7 +142,7 @@ doca_error_t sdp_ucx_context_create(const char *net_devices, ucp_context_h *cont
 	status = ucp_config_read(NULL, NULL, &config);
 	if (status != UCS_OK) {
 		sdp_error("ucp_config_read failed: %s", ucs_status_string(status));
-		return sdp_ucx_status_to_doca(status);
+		return ucx_status_to_doca(status);
 	}
 	if (net_devices != NULL && net_devices[0] != '\0' && getenv("UCX_NET_DEVICES") == NULL) {
 		status = ucp_config_modify(config, "NET_DEVICES", net_devices);
@@ -164,7 +164,7 @@ doca_error_t sdp_ucx_context_create(const char *net_devices, ucp_context_h *cont
 		sdp_error("ucp_init failed (NET_DEVICES %s): %s",
 			  net_devices != NULL ? net_devices : "(default)",
 			  ucs_status_string(status));
-		ret = sdp_ucx_status_to_doca(status);
+		ret = ucx_status_to_doca(status);
 		goto err_release_config;
 	}
 	ucp_config_release(config);
@@ -184,14 +184,14 @@ void sdp_ucx_context_destroy(ucp_context_h context)
 
 /* ---- receive path ---- */
 
-static void sdp_ucx_rx_free(struct sdp_ucx_rx *rx)
+static void ucx_rx_free(struct sdp_ucx_rx *rx)
 {
 	if (rx->data != rx->inline_data)
 		free(rx->data);
 	free(rx);
 }
 
-static void sdp_ucx_rndv_done(void *request, ucs_status_t status, size_t length, void *user_data)
+static void ucx_rndv_done(void *request, ucs_status_t status, size_t length, void *user_data)
 {
 	struct sdp_ucx_rndv *rndv = user_data;
 	struct sdp_ucx_rx *rx;
@@ -213,17 +213,17 @@ static void sdp_ucx_rndv_done(void *request, ucs_status_t status, size_t length,
 	rx->reply_ep = rndv->reply_ep;
 	rx->len = length;
 	rx->data = rndv->buf;
-	sdp_list_add_tail(&sdp_ucx_priv(rndv->w)->rx, &rx->link);
+	sdp_list_add_tail(&ucx_priv(rndv->w)->rx, &rx->link);
 out:
 	free(rndv);
 	ucp_request_free(request);
 }
 
-static ucs_status_t sdp_ucx_am_cb(void *arg, const void *header, size_t header_length, void *data,
-				  size_t length, const ucp_am_recv_param_t *param)
+static ucs_status_t ucx_am_cb(void *arg, const void *header, size_t header_length, void *data,
+			      size_t length, const ucp_am_recv_param_t *param)
 {
 	struct sdp_ucx_worker *w = arg;
-	struct sdp_ucx_priv *priv = sdp_ucx_priv(w);
+	struct ucx_priv *priv = ucx_priv(w);
 	ucp_ep_h reply_ep = NULL;
 	ucp_request_param_t rparam;
 	struct sdp_ucx_rndv *rndv;
@@ -277,7 +277,7 @@ static ucs_status_t sdp_ucx_am_cb(void *arg, const void *header, size_t header_l
 	sdp_trace("rendezvous receive of %zu bytes", length);
 	memset(&rparam, 0, sizeof(rparam));
 	rparam.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
-	rparam.cb.recv_am = sdp_ucx_rndv_done;
+	rparam.cb.recv_am = ucx_rndv_done;
 	rparam.user_data = rndv;
 	/* Linked before the call: the completion callback unlinks it. */
 	sdp_list_add_tail(&priv->rndv, &rndv->link);
@@ -318,7 +318,7 @@ doca_error_t sdp_ucx_worker_init(struct sdp_ucx_worker *w, ucp_context_h context
 {
 	ucp_worker_params_t wparams;
 	ucp_am_handler_param_t aparams;
-	struct sdp_ucx_priv *priv;
+	struct ucx_priv *priv;
 	ucp_worker_h worker;
 	ucs_status_t status;
 	doca_error_t ret;
@@ -346,13 +346,13 @@ doca_error_t sdp_ucx_worker_init(struct sdp_ucx_worker *w, ucp_context_h context
 	status = ucp_worker_create(context, &wparams, &worker);
 	if (status != UCS_OK) {
 		sdp_error("ucp_worker_create failed: %s", ucs_status_string(status));
-		ret = sdp_ucx_status_to_doca(status);
+		ret = ucx_status_to_doca(status);
 		goto err_free_priv;
 	}
 	status = ucp_worker_get_efd(worker, &efd);
 	if (status != UCS_OK) {
 		sdp_error("ucp_worker_get_efd failed: %s", ucs_status_string(status));
-		ret = sdp_ucx_status_to_doca(status);
+		ret = ucx_status_to_doca(status);
 		goto err_destroy_worker;
 	}
 
@@ -370,12 +370,12 @@ doca_error_t sdp_ucx_worker_init(struct sdp_ucx_worker *w, ucp_context_h context
 			     UCP_AM_HANDLER_PARAM_FIELD_CB | UCP_AM_HANDLER_PARAM_FIELD_ARG;
 	aparams.id = SDP_UROM_AM_ID;
 	aparams.flags = UCP_AM_FLAG_WHOLE_MSG;
-	aparams.cb = sdp_ucx_am_cb;
+	aparams.cb = ucx_am_cb;
 	aparams.arg = w;
 	status = ucp_worker_set_am_recv_handler(worker, &aparams);
 	if (status != UCS_OK) {
 		sdp_error("ucp_worker_set_am_recv_handler failed: %s", ucs_status_string(status));
-		ret = sdp_ucx_status_to_doca(status);
+		ret = ucx_status_to_doca(status);
 		goto err_clear_w;
 	}
 	sdp_debug("UCP worker %p created (efd %d)", (void *)worker, efd);
@@ -392,7 +392,7 @@ err_free_priv:
 }
 
 /* Wait until req completes or deadline passes; progress only UCX (no deliveries). */
-static ucs_status_t sdp_ucx_req_wait(struct sdp_ucx_worker *w, void *req, int64_t deadline)
+static ucs_status_t ucx_req_wait(struct sdp_ucx_worker *w, void *req, int64_t deadline)
 {
 	ucs_status_t status;
 	struct pollfd pfd;
@@ -404,7 +404,7 @@ static ucs_status_t sdp_ucx_req_wait(struct sdp_ucx_worker *w, void *req, int64_
 			return status;
 		if (ucp_worker_progress(w->worker) != 0)
 			continue;
-		left = deadline - sdp_ucx_now_ms();
+		left = deadline - ucx_now_ms();
 		if (left <= 0)
 			return UCS_INPROGRESS;
 		if (ucp_worker_arm(w->worker) != UCS_OK)
@@ -418,8 +418,8 @@ static ucs_status_t sdp_ucx_req_wait(struct sdp_ucx_worker *w, void *req, int64_
 }
 
 /* Progress UCX (no deliveries) until cond(w) holds or the deadline passes. */
-static void sdp_ucx_progress_until(struct sdp_ucx_worker *w, int (*cond)(struct sdp_ucx_worker *),
-				   int64_t deadline)
+static void ucx_progress_until(struct sdp_ucx_worker *w, int (*cond)(struct sdp_ucx_worker *),
+			       int64_t deadline)
 {
 	struct pollfd pfd;
 	int64_t left;
@@ -427,7 +427,7 @@ static void sdp_ucx_progress_until(struct sdp_ucx_worker *w, int (*cond)(struct 
 	while (!cond(w)) {
 		if (ucp_worker_progress(w->worker) != 0)
 			continue;
-		left = deadline - sdp_ucx_now_ms();
+		left = deadline - ucx_now_ms();
 		if (left <= 0)
 			return;
 		if (ucp_worker_arm(w->worker) != UCS_OK)
@@ -440,24 +440,24 @@ static void sdp_ucx_progress_until(struct sdp_ucx_worker *w, int (*cond)(struct 
 	}
 }
 
-static int sdp_ucx_no_requests(struct sdp_ucx_worker *w)
+static int ucx_no_requests(struct sdp_ucx_worker *w)
 {
-	struct sdp_ucx_priv *priv = sdp_ucx_priv(w);
+	struct ucx_priv *priv = ucx_priv(w);
 
 	return sdp_list_is_empty(&priv->sends) && sdp_list_is_empty(&priv->rndv);
 }
 
 /* Forget everything queued for an endpoint that is going away. */
-static void sdp_ucx_drop_ep_events(struct sdp_ucx_worker *w, ucp_ep_h ep)
+static void ucx_drop_ep_events(struct sdp_ucx_worker *w, ucp_ep_h ep)
 {
-	struct sdp_ucx_priv *priv = sdp_ucx_priv(w);
+	struct ucx_priv *priv = ucx_priv(w);
 	struct sdp_ucx_rx *rx, *rx_tmp;
 	struct sdp_ucx_rndv *rndv;
 
 	sdp_list_for_each_safe(rx, rx_tmp, &priv->rx, link) {
 		if (rx->reply_ep == ep) {
 			sdp_list_del(&rx->link);
-			sdp_ucx_rx_free(rx);
+			ucx_rx_free(rx);
 		}
 	}
 	sdp_list_for_each(rndv, &priv->rndv, link) {
@@ -466,18 +466,18 @@ static void sdp_ucx_drop_ep_events(struct sdp_ucx_worker *w, ucp_ep_h ep)
 	}
 }
 
-static struct sdp_ucx_ep_rec *sdp_ucx_ep_find(struct sdp_ucx_worker *w, ucp_ep_h ep)
+static struct sdp_ucx_ep_rec *ucx_ep_find(struct sdp_ucx_worker *w, ucp_ep_h ep)
 {
 	struct sdp_ucx_ep_rec *rec;
 
-	sdp_list_for_each(rec, &sdp_ucx_priv(w)->eps, link) {
+	sdp_list_for_each(rec, &ucx_priv(w)->eps, link) {
 		if (rec->ep == ep && !rec->closing)
 			return rec;
 	}
 	return NULL;
 }
 
-static void sdp_ucx_ep_rec_free(struct sdp_ucx_ep_rec *rec)
+static void ucx_ep_rec_free(struct sdp_ucx_ep_rec *rec)
 {
 	sdp_list_del(&rec->link);
 	if (rec->err_queued)
@@ -489,10 +489,10 @@ static void sdp_ucx_ep_rec_free(struct sdp_ucx_ep_rec *rec)
  * Close ep: flush it within the bound, then close gracefully; if the flush fails or times out,
  * force-close it (local, outstanding operations complete as cancelled).
  */
-static void sdp_ucx_ep_close_internal(struct sdp_ucx_worker *w, ucp_ep_h ep, int timeout_ms)
+static void ucx_ep_close_internal(struct sdp_ucx_worker *w, ucp_ep_h ep, int timeout_ms)
 {
-	struct sdp_ucx_ep_rec *rec = sdp_ucx_ep_find(w, ep);
-	int64_t deadline = sdp_ucx_now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
+	struct sdp_ucx_ep_rec *rec = ucx_ep_find(w, ep);
+	int64_t deadline = ucx_now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
 	ucp_request_param_t param;
 	ucs_status_ptr_t req;
 	ucs_status_t status = UCS_OK;
@@ -504,7 +504,7 @@ static void sdp_ucx_ep_close_internal(struct sdp_ucx_worker *w, ucp_ep_h ep, int
 		if (UCS_PTR_IS_ERR(req)) {
 			status = UCS_PTR_STATUS(req);
 		} else if (req != NULL) {
-			status = sdp_ucx_req_wait(w, req, deadline);
+			status = ucx_req_wait(w, req, deadline);
 			ucp_request_free(req);
 		}
 		if (status != UCS_OK) {
@@ -522,16 +522,15 @@ static void sdp_ucx_ep_close_internal(struct sdp_ucx_worker *w, ucp_ep_h ep, int
 		sdp_debug("close of endpoint %p: %s", (void *)ep, ucs_status_string(status));
 	} else if (req != NULL) {
 		/* A forced close is local: give it a short grace even when the bound is spent. */
-		int64_t min_deadline = sdp_ucx_now_ms() + (force ? 200 : 0);
+		int64_t min_deadline = ucx_now_ms() + (force ? 200 : 0);
 
-		status =
-			sdp_ucx_req_wait(w, req, deadline > min_deadline ? deadline : min_deadline);
+		status = ucx_req_wait(w, req, deadline > min_deadline ? deadline : min_deadline);
 		ucp_request_free(req);
 		if (status == UCS_INPROGRESS) {
 			/* UCX keeps closing it in the background; the record must outlive that. */
 			sdp_warn("close of endpoint %p did not finish within %d ms", (void *)ep,
 				 timeout_ms);
-			sdp_ucx_drop_ep_events(w, ep);
+			ucx_drop_ep_events(w, ep);
 			if (rec != NULL) {
 				rec->closing = 1;
 				if (rec->err_queued) {
@@ -542,48 +541,48 @@ static void sdp_ucx_ep_close_internal(struct sdp_ucx_worker *w, ucp_ep_h ep, int
 			return;
 		}
 	}
-	sdp_ucx_drop_ep_events(w, ep);
+	ucx_drop_ep_events(w, ep);
 	if (rec != NULL)
-		sdp_ucx_ep_rec_free(rec);
+		ucx_ep_rec_free(rec);
 }
 
 void sdp_ucx_worker_fini(struct sdp_ucx_worker *w)
 {
 	struct sdp_ucx_ep_rec *rec, *rec_tmp;
 	struct sdp_ucx_rndv *rndv;
-	struct sdp_ucx_priv *priv;
+	struct ucx_priv *priv;
 	struct sdp_ucx_rx *rx;
 
 	if (w == NULL || w->worker == NULL)
 		return;
-	priv = sdp_ucx_priv(w);
+	priv = ucx_priv(w);
 
 	/* Endpoints the caller left open: close them by force (local, quick). */
 	sdp_list_for_each_safe(rec, rec_tmp, &priv->eps, link) {
 		if (!rec->closing) {
 			rec->err_status = UCS_ERR_CANCELED;
-			sdp_ucx_ep_close_internal(w, rec->ep, 0);
+			ucx_ep_close_internal(w, rec->ep, 0);
 		}
 	}
 
 	/* Sends complete (cancelled) with their endpoints; cancel receives still running. */
 	sdp_list_for_each(rndv, &priv->rndv, link)
 		ucp_request_cancel(w->worker, rndv->req);
-	sdp_ucx_progress_until(w, sdp_ucx_no_requests, sdp_ucx_now_ms() + SDP_UCX_FINI_TIMEOUT_MS);
-	if (!sdp_ucx_no_requests(w))
+	ucx_progress_until(w, ucx_no_requests, ucx_now_ms() + SDP_UCX_FINI_TIMEOUT_MS);
+	if (!ucx_no_requests(w))
 		sdp_warn("%zu sends and %zu receives still pending at worker teardown",
 			 sdp_list_length(&priv->sends), sdp_list_length(&priv->rndv));
 
 	while (!sdp_list_is_empty(&priv->rx)) {
 		rx = sdp_container_of(priv->rx.next, struct sdp_ucx_rx, link);
 		sdp_list_del(&rx->link);
-		sdp_ucx_rx_free(rx);
+		ucx_rx_free(rx);
 	}
 	ucp_worker_destroy(w->worker);
 	/* Records of closes UCX finished (or dropped) inside ucp_worker_destroy. */
 	sdp_list_for_each_safe(rec, rec_tmp, &priv->eps, link)
-		sdp_ucx_ep_rec_free(rec);
-	if (sdp_ucx_no_requests(w))
+		ucx_ep_rec_free(rec);
+	if (ucx_no_requests(w))
 		free(priv);
 	/* else: UCX may still reference the pending requests' memory; leak rather than crash. */
 	sdp_debug("UCP worker %p destroyed", (void *)w->worker);
@@ -598,9 +597,9 @@ void sdp_ucx_worker_set_max_recv(struct sdp_ucx_worker *w, size_t max_recv)
 }
 
 /* Hand queued events to the caller's callbacks; returns how many. */
-static int sdp_ucx_deliver(struct sdp_ucx_worker *w)
+static int ucx_deliver(struct sdp_ucx_worker *w)
 {
-	struct sdp_ucx_priv *priv = sdp_ucx_priv(w);
+	struct ucx_priv *priv = ucx_priv(w);
 	struct sdp_ucx_ep_rec *rec;
 	struct sdp_ucx_rx *rx;
 	int count = 0;
@@ -612,7 +611,7 @@ static int sdp_ucx_deliver(struct sdp_ucx_worker *w)
 			rx = sdp_container_of(priv->rx.next, struct sdp_ucx_rx, link);
 			sdp_list_del(&rx->link);
 			w->recv_cb(w->recv_arg, rx->reply_ep, rx->data, rx->len);
-			sdp_ucx_rx_free(rx);
+			ucx_rx_free(rx);
 			count++;
 			again = 1;
 			continue;
@@ -637,12 +636,12 @@ int sdp_ucx_worker_progress(struct sdp_ucx_worker *w)
 	if (w == NULL || w->worker == NULL)
 		return 0;
 	count = (int)ucp_worker_progress(w->worker);
-	return count + sdp_ucx_deliver(w);
+	return count + ucx_deliver(w);
 }
 
-static int sdp_ucx_has_events(struct sdp_ucx_worker *w)
+static int ucx_has_events(struct sdp_ucx_worker *w)
 {
-	struct sdp_ucx_priv *priv = sdp_ucx_priv(w);
+	struct ucx_priv *priv = ucx_priv(w);
 
 	return !sdp_list_is_empty(&priv->rx) || !sdp_list_is_empty(&priv->ep_errs);
 }
@@ -656,7 +655,7 @@ doca_error_t sdp_ucx_worker_arm(struct sdp_ucx_worker *w)
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	/* Events queued here do not show on the fd: report them as pending. */
-	if (sdp_ucx_has_events(w))
+	if (ucx_has_events(w))
 		return DOCA_ERROR_AGAIN;
 	status = ucp_worker_arm(w->worker);
 	if (status == UCS_OK)
@@ -664,7 +663,7 @@ doca_error_t sdp_ucx_worker_arm(struct sdp_ucx_worker *w)
 	if (status == UCS_ERR_BUSY)
 		return DOCA_ERROR_AGAIN;
 	sdp_error("ucp_worker_arm failed: %s", ucs_status_string(status));
-	return sdp_ucx_status_to_doca(status);
+	return ucx_status_to_doca(status);
 }
 
 doca_error_t sdp_ucx_worker_wait(struct sdp_ucx_worker *w, volatile int *flag, int timeout_ms)
@@ -678,7 +677,7 @@ doca_error_t sdp_ucx_worker_wait(struct sdp_ucx_worker *w, volatile int *flag, i
 			  timeout_ms);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
-	deadline = sdp_ucx_now_ms() + timeout_ms;
+	deadline = ucx_now_ms() + timeout_ms;
 	for (;;) {
 		if (*flag)
 			return DOCA_SUCCESS;
@@ -686,7 +685,7 @@ doca_error_t sdp_ucx_worker_wait(struct sdp_ucx_worker *w, volatile int *flag, i
 			continue;
 		if (*flag)
 			return DOCA_SUCCESS;
-		left = deadline - sdp_ucx_now_ms();
+		left = deadline - ucx_now_ms();
 		if (left <= 0)
 			return DOCA_ERROR_TIME_OUT; /* not logged: the caller knows what it waited for */
 		status = sdp_ucx_worker_arm(w);
@@ -721,7 +720,7 @@ doca_error_t sdp_ucx_worker_address(struct sdp_ucx_worker *w, void **addr_p, siz
 	status = ucp_worker_get_address(w->worker, &addr, &len);
 	if (status != UCS_OK) {
 		sdp_error("ucp_worker_get_address failed: %s", ucs_status_string(status));
-		return sdp_ucx_status_to_doca(status);
+		return ucx_status_to_doca(status);
 	}
 	copy = malloc(len);
 	if (copy == NULL) {
@@ -738,7 +737,7 @@ doca_error_t sdp_ucx_worker_address(struct sdp_ucx_worker *w, void **addr_p, siz
 
 /* ---- endpoints ---- */
 
-static void sdp_ucx_ep_err_cb(void *arg, ucp_ep_h ep, ucs_status_t status)
+static void ucx_ep_err_cb(void *arg, ucp_ep_h ep, ucs_status_t status)
 {
 	struct sdp_ucx_ep_rec *rec = arg;
 
@@ -747,14 +746,13 @@ static void sdp_ucx_ep_err_cb(void *arg, ucp_ep_h ep, ucs_status_t status)
 		return;
 	rec->err_status = status;
 	rec->err_queued = 1;
-	sdp_list_add_tail(&sdp_ucx_priv(rec->w)->ep_errs, &rec->err_link);
+	sdp_list_add_tail(&ucx_priv(rec->w)->ep_errs, &rec->err_link);
 }
 
 /* Create an endpoint from params (which get the error handling fields); records it. */
-static doca_error_t sdp_ucx_ep_create(struct sdp_ucx_worker *w, ucp_ep_params_t *params,
-				      ucp_err_handling_mode_t err_mode,
-				      sdp_ucx_ep_error_func_t err_cb, void *err_arg,
-				      const char *what, ucp_ep_h *ep_p)
+static doca_error_t ucx_ep_create(struct sdp_ucx_worker *w, ucp_ep_params_t *params,
+				  ucp_err_handling_mode_t err_mode, sdp_ucx_ep_error_func_t err_cb,
+				  void *err_arg, const char *what, ucp_ep_h *ep_p)
 {
 	struct sdp_ucx_ep_rec *rec;
 	ucs_status_t status;
@@ -773,17 +771,17 @@ static doca_error_t sdp_ucx_ep_create(struct sdp_ucx_worker *w, ucp_ep_params_t 
 	params->err_mode = err_mode;
 	if (err_mode != UCP_ERR_HANDLING_MODE_NONE) {
 		params->field_mask |= UCP_EP_PARAM_FIELD_ERR_HANDLER;
-		params->err_handler.cb = sdp_ucx_ep_err_cb;
+		params->err_handler.cb = ucx_ep_err_cb;
 		params->err_handler.arg = rec;
 	}
 	status = ucp_ep_create(w->worker, params, &ep);
 	if (status != UCS_OK) {
 		sdp_error("ucp_ep_create (%s) failed: %s", what, ucs_status_string(status));
 		free(rec);
-		return sdp_ucx_status_to_doca(status);
+		return ucx_status_to_doca(status);
 	}
 	rec->ep = ep;
-	sdp_list_add_tail(&sdp_ucx_priv(w)->eps, &rec->link);
+	sdp_list_add_tail(&ucx_priv(w)->eps, &rec->link);
 	sdp_debug("endpoint %p created (%s, %s error handling)", (void *)ep, what,
 		  err_mode == UCP_ERR_HANDLING_MODE_NONE ? "no" : "peer");
 	*ep_p = ep;
@@ -805,12 +803,12 @@ doca_error_t sdp_ucx_ep_connect_addr(struct sdp_ucx_worker *w, const void *addr,
 	memset(&params, 0, sizeof(params));
 	params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
 	params.address = addr;
-	return sdp_ucx_ep_create(w, &params, err_mode, err_cb, err_arg, "worker address", ep_p);
+	return ucx_ep_create(w, &params, err_mode, err_cb, err_arg, "worker address", ep_p);
 }
 
 /* ---- send ---- */
 
-static void sdp_ucx_send_done(void *request, ucs_status_t status, void *user_data)
+static void ucx_send_done(void *request, ucs_status_t status, void *user_data)
 {
 	struct sdp_ucx_send_req *sreq = user_data;
 
@@ -833,7 +831,7 @@ doca_error_t sdp_ucx_send(struct sdp_ucx_worker *w, ucp_ep_h ep, const void *dat
 			  data, len);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
-	rec = sdp_ucx_ep_find(w, ep);
+	rec = ucx_ep_find(w, ep);
 	if (rec != NULL && rec->err_status != UCS_OK) {
 		sdp_error("cannot send %zu bytes on endpoint %p: it failed (%s)", len, (void *)ep,
 			  ucs_status_string(rec->err_status));
@@ -856,7 +854,7 @@ doca_error_t sdp_ucx_send(struct sdp_ucx_worker *w, ucp_ep_h ep, const void *dat
 	}
 	if (!UCS_PTR_IS_ERR(req)) {
 		/* Not expected with FORCE_IMM_CMPL; the buffer is the caller's: wait it out. */
-		ucs_status_t st = sdp_ucx_req_wait(w, req, sdp_ucx_now_ms() + 1000);
+		ucs_status_t st = ucx_req_wait(w, req, ucx_now_ms() + 1000);
 
 		if (st == UCS_INPROGRESS)
 			ucp_request_cancel(w->worker, req);
@@ -875,10 +873,10 @@ doca_error_t sdp_ucx_send(struct sdp_ucx_worker *w, ucp_ep_h ep, const void *dat
 	memset(&param, 0, sizeof(param));
 	param.op_attr_mask =
 		UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS;
-	param.cb.send = sdp_ucx_send_done;
+	param.cb.send = ucx_send_done;
 	param.user_data = sreq;
 	param.flags = UCP_AM_SEND_FLAG_REPLY;
-	sdp_list_add_tail(&sdp_ucx_priv(w)->sends, &sreq->link);
+	sdp_list_add_tail(&ucx_priv(w)->sends, &sreq->link);
 	req = ucp_am_send_nbx(ep, SDP_UROM_AM_ID, NULL, 0, sreq->data, len, &param);
 	if (req == NULL) {
 		sdp_list_del(&sreq->link);
@@ -900,5 +898,5 @@ void sdp_ucx_ep_close(struct sdp_ucx_worker *w, ucp_ep_h ep, int timeout_ms)
 {
 	if (w == NULL || w->worker == NULL || ep == NULL)
 		return;
-	sdp_ucx_ep_close_internal(w, ep, timeout_ms);
+	ucx_ep_close_internal(w, ep, timeout_ms);
 }

@@ -25,15 +25,15 @@ SDP_LOG_COMPONENT("urom_auth");
 static pthread_once_t sdp_sodium_once = PTHREAD_ONCE_INIT;
 static int sdp_sodium_status;
 
-static void sdp_sodium_init_once(void)
+static void sodium_init_once(void)
 {
 	sdp_sodium_status = sodium_init();
 }
 
 /* sodium_init() is safe to call repeatedly, but once is enough; -1 means unusable. */
-static int sdp_sodium_ready(void)
+static int sodium_ready(void)
 {
-	pthread_once(&sdp_sodium_once, sdp_sodium_init_once);
+	pthread_once(&sdp_sodium_once, sodium_init_once);
 	if (sdp_sodium_status < 0) {
 		sdp_crit("libsodium failed to initialise");
 		return 0;
@@ -41,7 +41,7 @@ static int sdp_sodium_ready(void)
 	return 1;
 }
 
-static doca_error_t sdp_errno_to_doca(int err)
+static doca_error_t errno_to_doca(int err)
 {
 	switch (err) {
 	case ENOENT:
@@ -85,13 +85,13 @@ doca_error_t sdp_urom_secret_path(char *buf, size_t size)
 }
 
 /* Check an opened secret file: a regular file of ours, nobody else may read or write it. */
-static doca_error_t sdp_secret_check_fd(const char *path, int fd)
+static doca_error_t secret_check_fd(const char *path, int fd)
 {
 	struct stat st;
 
 	if (fstat(fd, &st) != 0) {
 		sdp_error("cannot stat secret file %s: %m", path);
-		return sdp_errno_to_doca(errno);
+		return errno_to_doca(errno);
 	}
 	if (!S_ISREG(st.st_mode)) {
 		sdp_error("secret file %s is not a regular file", path);
@@ -115,7 +115,7 @@ static doca_error_t sdp_secret_check_fd(const char *path, int fd)
 	return DOCA_SUCCESS;
 }
 
-static doca_error_t sdp_secret_read_fd(const char *path, int fd, uint8_t *secret)
+static doca_error_t secret_read_fd(const char *path, int fd, uint8_t *secret)
 {
 	size_t got = 0;
 	ssize_t n;
@@ -159,11 +159,11 @@ doca_error_t sdp_urom_secret_load(const char *path, uint8_t secret[SDP_UROM_SECR
 				  path);
 		else
 			sdp_error("cannot open secret file %s: %s", path, strerror(err));
-		return err == ELOOP ? DOCA_ERROR_NOT_PERMITTED : sdp_errno_to_doca(err);
+		return err == ELOOP ? DOCA_ERROR_NOT_PERMITTED : errno_to_doca(err);
 	}
-	status = sdp_secret_check_fd(path, fd);
+	status = secret_check_fd(path, fd);
 	if (status == DOCA_SUCCESS)
-		status = sdp_secret_read_fd(path, fd, buf);
+		status = secret_read_fd(path, fd, buf);
 	close(fd);
 	if (status == DOCA_SUCCESS)
 		memcpy(secret, buf, SDP_UROM_SECRET_LEN);
@@ -172,7 +172,7 @@ doca_error_t sdp_urom_secret_load(const char *path, uint8_t secret[SDP_UROM_SECR
 }
 
 /* mkdir -p the parent directories of path with mode 0700 (existing ones are left alone). */
-static doca_error_t sdp_secret_mkdirs(const char *path)
+static doca_error_t secret_mkdirs(const char *path)
 {
 	char dir[PATH_MAX];
 	size_t len = strlen(path);
@@ -193,19 +193,19 @@ static doca_error_t sdp_secret_mkdirs(const char *path)
 		*p = '\0';
 		if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
 			sdp_error("cannot create directory %s: %m", dir);
-			return sdp_errno_to_doca(errno);
+			return errno_to_doca(errno);
 		}
 		*p = '/';
 	}
 	if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
 		sdp_error("cannot create directory %s: %m", dir);
-		return sdp_errno_to_doca(errno);
+		return errno_to_doca(errno);
 	}
 	return DOCA_SUCCESS;
 }
 
 /* Write a fresh secret to a temporary file next to path and link it in place (no overwrite). */
-static doca_error_t sdp_secret_create(const char *path, uint8_t *secret)
+static doca_error_t secret_create(const char *path, uint8_t *secret)
 {
 	char tmp[PATH_MAX];
 	uint8_t buf[SDP_UROM_SECRET_LEN];
@@ -222,11 +222,11 @@ static doca_error_t sdp_secret_create(const char *path, uint8_t *secret)
 	fd = mkostemp(tmp, O_CLOEXEC); /* mode 0600 */
 	if (fd < 0) {
 		sdp_error("cannot create a temporary secret file %s: %m", tmp);
-		return sdp_errno_to_doca(errno);
+		return errno_to_doca(errno);
 	}
 	if (fchmod(fd, 0600) != 0) {
 		sdp_error("cannot chmod %s: %m", tmp);
-		status = sdp_errno_to_doca(errno);
+		status = errno_to_doca(errno);
 		goto err_unlink;
 	}
 	randombytes_buf(buf, sizeof(buf));
@@ -252,7 +252,7 @@ static doca_error_t sdp_secret_create(const char *path, uint8_t *secret)
 			status = DOCA_ERROR_AGAIN;
 		} else {
 			sdp_error("cannot create secret file %s: %m", path);
-			status = sdp_errno_to_doca(errno);
+			status = errno_to_doca(errno);
 		}
 		goto err_unlink;
 	}
@@ -280,15 +280,15 @@ doca_error_t sdp_urom_secret_load_or_create(const char *path, uint8_t secret[SDP
 			  (void *)secret);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
-	if (!sdp_sodium_ready())
+	if (!sodium_ready())
 		return DOCA_ERROR_INITIALIZATION;
 	for (attempt = 0; attempt < 2; attempt++) {
 		if (access(path, F_OK) == 0 || errno != ENOENT)
 			return sdp_urom_secret_load(path, secret);
-		status = sdp_secret_mkdirs(path);
+		status = secret_mkdirs(path);
 		if (status != DOCA_SUCCESS)
 			return status;
-		status = sdp_secret_create(path, secret);
+		status = secret_create(path, secret);
 		if (status != DOCA_ERROR_AGAIN)
 			return status;
 		/* Lost a race with another creator: read theirs. */
@@ -300,7 +300,7 @@ void sdp_urom_random(void *buf, size_t len)
 {
 	if (buf == NULL || len == 0)
 		return;
-	if (!sdp_sodium_ready()) {
+	if (!sodium_ready()) {
 		/* Never hand out predictable bytes: a broken CSPRNG is fatal for security. */
 		abort();
 	}

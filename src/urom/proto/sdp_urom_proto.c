@@ -25,65 +25,65 @@ struct sdp_wr {
 	const char *bad; /* first invalid field, NULL while valid */
 };
 
-static void sdp_wr_raw(struct sdp_wr *w, const void *src, size_t n)
+static void wr_raw(struct sdp_wr *w, const void *src, size_t n)
 {
 	if (w->buf != NULL && n <= w->cap && w->pos <= w->cap - n && n > 0)
 		memcpy(w->buf + w->pos, src, n);
 	w->pos += n;
 }
 
-static void sdp_wr_le(struct sdp_wr *w, uint64_t v, size_t n)
+static void wr_le(struct sdp_wr *w, uint64_t v, size_t n)
 {
 	uint8_t b[8];
 	size_t i;
 
 	for (i = 0; i < n; i++)
 		b[i] = (uint8_t)(v >> (8 * i));
-	sdp_wr_raw(w, b, n);
+	wr_raw(w, b, n);
 }
 
-static void sdp_wr_u16(struct sdp_wr *w, uint16_t v)
+static void wr_u16(struct sdp_wr *w, uint16_t v)
 {
-	sdp_wr_le(w, v, 2);
+	wr_le(w, v, 2);
 }
 
-static void sdp_wr_u32(struct sdp_wr *w, uint32_t v)
+static void wr_u32(struct sdp_wr *w, uint32_t v)
 {
-	sdp_wr_le(w, v, 4);
+	wr_le(w, v, 4);
 }
 
-static void sdp_wr_u64(struct sdp_wr *w, uint64_t v)
+static void wr_u64(struct sdp_wr *w, uint64_t v)
 {
-	sdp_wr_le(w, v, 8);
+	wr_le(w, v, 8);
 }
 
-static void sdp_wr_bytes(struct sdp_wr *w, const struct sdp_urom_bytes *b, const char *field)
+static void wr_bytes(struct sdp_wr *w, const struct sdp_urom_bytes *b, const char *field)
 {
 	if (b->len > 0 && b->data == NULL) {
 		if (w->bad == NULL)
 			w->bad = field;
 		return;
 	}
-	sdp_wr_u32(w, b->len);
-	sdp_wr_raw(w, b->data, b->len);
+	wr_u32(w, b->len);
+	wr_raw(w, b->data, b->len);
 }
 
-static void sdp_wr_cpuset(struct sdp_wr *w, const uint64_t *words)
+static void wr_cpuset(struct sdp_wr *w, const uint64_t *words)
 {
 	int i;
 
 	for (i = 0; i < SDP_UROM_CPUSET_WORDS; i++)
-		sdp_wr_u64(w, words[i]);
+		wr_u64(w, words[i]);
 }
 
-static void sdp_wr_invalid(struct sdp_wr *w, const char *field)
+static void wr_invalid(struct sdp_wr *w, const char *field)
 {
 	if (w->bad == NULL)
 		w->bad = field;
 }
 
 /* The body of msg; returns 0 for an unknown type. */
-static int sdp_urom_body_write(struct sdp_wr *w, const struct sdp_urom_msg *msg)
+static int urom_body_write(struct sdp_wr *w, const struct sdp_urom_msg *msg)
 {
 	const typeof(msg->u) *u = &msg->u;
 	uint32_t i;
@@ -91,136 +91,136 @@ static int sdp_urom_body_write(struct sdp_wr *w, const struct sdp_urom_msg *msg)
 
 	switch (msg->hdr.type) {
 	case SDP_UROM_MSG_HELLO:
-		sdp_wr_u16(w, u->hello.min_version);
-		sdp_wr_u16(w, u->hello.max_version);
-		sdp_wr_raw(w, u->hello.nonce, SDP_UROM_NONCE_LEN);
-		sdp_wr_u32(w, u->hello.pid);
-		sdp_wr_u32(w, u->hello.uid);
-		sdp_wr_bytes(w, &u->hello.hostname, "hello.hostname");
-		sdp_wr_u64(w, u->hello.max_msg_size);
-		sdp_wr_u32(w, u->hello.max_workers);
+		wr_u16(w, u->hello.min_version);
+		wr_u16(w, u->hello.max_version);
+		wr_raw(w, u->hello.nonce, SDP_UROM_NONCE_LEN);
+		wr_u32(w, u->hello.pid);
+		wr_u32(w, u->hello.uid);
+		wr_bytes(w, &u->hello.hostname, "hello.hostname");
+		wr_u64(w, u->hello.max_msg_size);
+		wr_u32(w, u->hello.max_workers);
 		break;
 	case SDP_UROM_MSG_CHALLENGE:
-		sdp_wr_raw(w, u->challenge.nonce, SDP_UROM_NONCE_LEN);
-		sdp_wr_raw(w, u->challenge.mac, SDP_UROM_MAC_LEN);
+		wr_raw(w, u->challenge.nonce, SDP_UROM_NONCE_LEN);
+		wr_raw(w, u->challenge.mac, SDP_UROM_MAC_LEN);
 		break;
 	case SDP_UROM_MSG_AUTH:
-		sdp_wr_raw(w, u->auth.mac, SDP_UROM_MAC_LEN);
+		wr_raw(w, u->auth.mac, SDP_UROM_MAC_LEN);
 		break;
 	case SDP_UROM_MSG_WELCOME:
-		sdp_wr_u64(w, u->welcome.max_msg_size);
-		sdp_wr_cpuset(w, u->welcome.cpuset);
-		sdp_wr_bytes(w, &u->welcome.service_version, "welcome.service_version");
+		wr_u64(w, u->welcome.max_msg_size);
+		wr_cpuset(w, u->welcome.cpuset);
+		wr_bytes(w, &u->welcome.service_version, "welcome.service_version");
 		if (u->welcome.num_plugins > SDP_UROM_MAX_PLUGINS) {
-			sdp_wr_invalid(w, "welcome.num_plugins");
+			wr_invalid(w, "welcome.num_plugins");
 			break;
 		}
-		sdp_wr_u32(w, u->welcome.num_plugins);
+		wr_u32(w, u->welcome.num_plugins);
 		for (i = 0; i < u->welcome.num_plugins; i++) {
 			const struct sdp_urom_plugin_desc *p = &u->welcome.plugins[i];
 
 			nlen = strnlen(p->name, SDP_UROM_NAME_MAX);
 			if (nlen == SDP_UROM_NAME_MAX) {
-				sdp_wr_invalid(w, "welcome.plugins[].name");
+				wr_invalid(w, "welcome.plugins[].name");
 				break;
 			}
-			sdp_wr_u64(w, p->id);
-			sdp_wr_u64(w, p->version);
-			sdp_wr_u32(w, (uint32_t)nlen);
-			sdp_wr_raw(w, p->name, nlen);
+			wr_u64(w, p->id);
+			wr_u64(w, p->version);
+			wr_u32(w, (uint32_t)nlen);
+			wr_raw(w, p->name, nlen);
 		}
 		break;
 	case SDP_UROM_MSG_REJECT:
-		sdp_wr_u32(w, u->reject.status);
-		sdp_wr_bytes(w, &u->reject.reason, "reject.reason");
+		wr_u32(w, u->reject.status);
+		wr_bytes(w, &u->reject.reason, "reject.reason");
 		break;
 	case SDP_UROM_MSG_VERSION_REJECT:
-		sdp_wr_u16(w, u->version_reject.version);
-		sdp_wr_bytes(w, &u->version_reject.software, "version_reject.software");
+		wr_u16(w, u->version_reject.version);
+		wr_bytes(w, &u->version_reject.software, "version_reject.software");
 		break;
 	case SDP_UROM_MSG_SPAWN:
-		sdp_wr_u64(w, u->spawn.worker_id);
-		sdp_wr_u32(w, u->spawn.gid);
-		sdp_wr_u64(w, u->spawn.plugins);
-		sdp_wr_u32(w, u->spawn.has_cpuset);
-		sdp_wr_cpuset(w, u->spawn.cpuset);
+		wr_u64(w, u->spawn.worker_id);
+		wr_u32(w, u->spawn.gid);
+		wr_u64(w, u->spawn.plugins);
+		wr_u32(w, u->spawn.has_cpuset);
+		wr_cpuset(w, u->spawn.cpuset);
 		if (u->spawn.num_env > SDP_UROM_MAX_ENV) {
-			sdp_wr_invalid(w, "spawn.num_env");
+			wr_invalid(w, "spawn.num_env");
 			break;
 		}
-		sdp_wr_u32(w, u->spawn.num_env);
+		wr_u32(w, u->spawn.num_env);
 		for (i = 0; i < u->spawn.num_env; i++)
-			sdp_wr_bytes(w, &u->spawn.env[i], "spawn.env[]");
+			wr_bytes(w, &u->spawn.env[i], "spawn.env[]");
 		break;
 	case SDP_UROM_MSG_SPAWN_REPLY:
-		sdp_wr_u32(w, u->spawn_reply.status);
-		sdp_wr_bytes(w, &u->spawn_reply.reason, "spawn_reply.reason");
-		sdp_wr_u64(w, u->spawn_reply.worker_id);
-		sdp_wr_u64(w, u->spawn_reply.dest_id);
-		sdp_wr_u32(w, u->spawn_reply.pid);
-		sdp_wr_raw(w, u->spawn_reply.token, SDP_UROM_TOKEN_LEN);
-		sdp_wr_bytes(w, &u->spawn_reply.worker_addr, "spawn_reply.worker_addr");
+		wr_u32(w, u->spawn_reply.status);
+		wr_bytes(w, &u->spawn_reply.reason, "spawn_reply.reason");
+		wr_u64(w, u->spawn_reply.worker_id);
+		wr_u64(w, u->spawn_reply.dest_id);
+		wr_u32(w, u->spawn_reply.pid);
+		wr_raw(w, u->spawn_reply.token, SDP_UROM_TOKEN_LEN);
+		wr_bytes(w, &u->spawn_reply.worker_addr, "spawn_reply.worker_addr");
 		break;
 	case SDP_UROM_MSG_RELEASE:
-		sdp_wr_u64(w, u->release.worker_id);
-		sdp_wr_u64(w, u->release.dest_id);
+		wr_u64(w, u->release.worker_id);
+		wr_u64(w, u->release.dest_id);
 		break;
 	case SDP_UROM_MSG_RELEASE_REPLY:
-		sdp_wr_u32(w, u->release_reply.status);
+		wr_u32(w, u->release_reply.status);
 		break;
 	case SDP_UROM_MSG_GID_QUERY:
-		sdp_wr_u32(w, u->gid_query.gid);
+		wr_u32(w, u->gid_query.gid);
 		break;
 	case SDP_UROM_MSG_GID_REPLY:
 		if (u->gid_reply.count > SDP_UROM_MAX_WORKERS_REPLY ||
 		    (u->gid_reply.count > 0 && u->gid_reply.ids == NULL)) {
-			sdp_wr_invalid(w, "gid_reply.count/ids");
+			wr_invalid(w, "gid_reply.count/ids");
 			break;
 		}
-		sdp_wr_u32(w, u->gid_reply.status);
-		sdp_wr_u32(w, u->gid_reply.count);
-		sdp_wr_raw(w, u->gid_reply.ids, (size_t)u->gid_reply.count * 8);
+		wr_u32(w, u->gid_reply.status);
+		wr_u32(w, u->gid_reply.count);
+		wr_raw(w, u->gid_reply.ids, (size_t)u->gid_reply.count * 8);
 		break;
 	case SDP_UROM_MSG_STATUS_QUERY:
-		sdp_wr_u32(w, u->status_query.flags);
+		wr_u32(w, u->status_query.flags);
 		break;
 	case SDP_UROM_MSG_STATUS_REPLY:
-		sdp_wr_bytes(w, &u->status_reply.json, "status_reply.json");
+		wr_bytes(w, &u->status_reply.json, "status_reply.json");
 		break;
 	case SDP_UROM_MSG_WORKER_EXIT:
-		sdp_wr_u64(w, u->worker_exit.worker_id);
-		sdp_wr_u32(w, (uint32_t)u->worker_exit.exit_status);
+		wr_u64(w, u->worker_exit.worker_id);
+		wr_u32(w, (uint32_t)u->worker_exit.exit_status);
 		break;
 	case SDP_UROM_MSG_W_CONNECT:
-		sdp_wr_u64(w, u->w_connect.dest_id);
-		sdp_wr_raw(w, u->w_connect.token, SDP_UROM_TOKEN_LEN);
+		wr_u64(w, u->w_connect.dest_id);
+		wr_raw(w, u->w_connect.token, SDP_UROM_TOKEN_LEN);
 		break;
 	case SDP_UROM_MSG_W_CONNECT_REPLY:
-		sdp_wr_u32(w, u->w_connect_reply.status);
-		sdp_wr_bytes(w, &u->w_connect_reply.reason, "w_connect_reply.reason");
+		wr_u32(w, u->w_connect_reply.status);
+		wr_bytes(w, &u->w_connect_reply.reason, "w_connect_reply.reason");
 		break;
 	case SDP_UROM_MSG_W_CMD:
-		sdp_wr_u64(w, u->w_cmd.dest_id);
-		sdp_wr_bytes(w, &u->w_cmd.cmd, "w_cmd.cmd");
+		wr_u64(w, u->w_cmd.dest_id);
+		wr_bytes(w, &u->w_cmd.cmd, "w_cmd.cmd");
 		break;
 	case SDP_UROM_MSG_W_NOTIF:
-		sdp_wr_u64(w, u->w_notif.dest_id);
-		sdp_wr_bytes(w, &u->w_notif.notif, "w_notif.notif");
+		wr_u64(w, u->w_notif.dest_id);
+		wr_bytes(w, &u->w_notif.notif, "w_notif.notif");
 		break;
 	case SDP_UROM_MSG_W_DISCONNECT:
-		sdp_wr_u64(w, u->w_disconnect.dest_id);
+		wr_u64(w, u->w_disconnect.dest_id);
 		break;
 	case SDP_UROM_MSG_SW_READY:
-		sdp_wr_u32(w, u->sw_ready.pid);
-		sdp_wr_u32(w, u->sw_ready.status);
-		sdp_wr_bytes(w, &u->sw_ready.worker_addr, "sw_ready.worker_addr");
+		wr_u32(w, u->sw_ready.pid);
+		wr_u32(w, u->sw_ready.status);
+		wr_bytes(w, &u->sw_ready.worker_addr, "sw_ready.worker_addr");
 		break;
 	case SDP_UROM_MSG_SW_ADD_HOST:
-		sdp_wr_u64(w, u->sw_add_host.dest_id);
-		sdp_wr_raw(w, u->sw_add_host.token, SDP_UROM_TOKEN_LEN);
+		wr_u64(w, u->sw_add_host.dest_id);
+		wr_raw(w, u->sw_add_host.token, SDP_UROM_TOKEN_LEN);
 		break;
 	case SDP_UROM_MSG_SW_DEL_HOST:
-		sdp_wr_u64(w, u->sw_del_host.dest_id);
+		wr_u64(w, u->sw_del_host.dest_id);
 		break;
 	case SDP_UROM_MSG_SW_EXIT:
 		break;
@@ -231,12 +231,12 @@ static int sdp_urom_body_write(struct sdp_wr *w, const struct sdp_urom_msg *msg)
 }
 
 /* Encode header + body; returns DOCA_SUCCESS with w->pos = size needed (fits or not). */
-static doca_error_t sdp_urom_encode(struct sdp_wr *w, const struct sdp_urom_msg *msg)
+static doca_error_t urom_encode(struct sdp_wr *w, const struct sdp_urom_msg *msg)
 {
 	size_t body_len;
 	struct sdp_wr sizing = {.buf = NULL, .cap = 0, .pos = 0, .bad = NULL};
 
-	if (!sdp_urom_body_write(&sizing, msg)) {
+	if (!urom_body_write(&sizing, msg)) {
 		sdp_error("cannot pack a message of unknown type %u", msg->hdr.type);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
@@ -251,17 +251,17 @@ static doca_error_t sdp_urom_encode(struct sdp_wr *w, const struct sdp_urom_msg 
 			  sdp_urom_msg_type_name(msg->hdr.type), body_len);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
-	sdp_wr_u32(w, SDP_UROM_MAGIC);
-	sdp_wr_u16(w, SDP_UROM_PROTO_VERSION);
-	sdp_wr_u16(w, msg->hdr.type);
-	sdp_wr_u64(w, msg->hdr.req_id);
-	sdp_wr_u32(w, (uint32_t)body_len);
+	wr_u32(w, SDP_UROM_MAGIC);
+	wr_u16(w, SDP_UROM_PROTO_VERSION);
+	wr_u16(w, msg->hdr.type);
+	wr_u64(w, msg->hdr.req_id);
+	wr_u32(w, (uint32_t)body_len);
 	if (w->pos + body_len > w->cap) {
 		/* Does not fit: only the size is wanted. */
 		w->pos += body_len;
 		return DOCA_SUCCESS;
 	}
-	sdp_urom_body_write(w, msg);
+	urom_body_write(w, msg);
 	return DOCA_SUCCESS;
 }
 
@@ -275,7 +275,7 @@ doca_error_t sdp_urom_msg_pack(const struct sdp_urom_msg *msg, void *buf, size_t
 			  buf, cap, (void *)len_p);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
-	status = sdp_urom_encode(&w, msg);
+	status = urom_encode(&w, msg);
 	if (status != DOCA_SUCCESS)
 		return status;
 	if (w.pos > w.cap) {
@@ -292,7 +292,7 @@ size_t sdp_urom_msg_packed_size(const struct sdp_urom_msg *msg)
 {
 	struct sdp_wr w = {.buf = NULL, .cap = 0, .pos = 0, .bad = NULL};
 
-	if (msg == NULL || sdp_urom_encode(&w, msg) != DOCA_SUCCESS)
+	if (msg == NULL || urom_encode(&w, msg) != DOCA_SUCCESS)
 		return 0;
 	return w.pos;
 }
@@ -305,7 +305,7 @@ struct sdp_rd {
 	const char *bad; /* first field that did not fit or was out of range */
 };
 
-static const uint8_t *sdp_rd_raw(struct sdp_rd *r, size_t n, const char *field)
+static const uint8_t *rd_raw(struct sdp_rd *r, size_t n, const char *field)
 {
 	const uint8_t *p;
 
@@ -321,9 +321,9 @@ static const uint8_t *sdp_rd_raw(struct sdp_rd *r, size_t n, const char *field)
 	return p;
 }
 
-static uint64_t sdp_rd_le(struct sdp_rd *r, size_t n, const char *field)
+static uint64_t rd_le(struct sdp_rd *r, size_t n, const char *field)
 {
-	const uint8_t *p = sdp_rd_raw(r, n, field);
+	const uint8_t *p = rd_raw(r, n, field);
 	uint64_t v = 0;
 	size_t i;
 
@@ -334,83 +334,83 @@ static uint64_t sdp_rd_le(struct sdp_rd *r, size_t n, const char *field)
 	return v;
 }
 
-static uint16_t sdp_rd_u16(struct sdp_rd *r, const char *field)
+static uint16_t rd_u16(struct sdp_rd *r, const char *field)
 {
-	return (uint16_t)sdp_rd_le(r, 2, field);
+	return (uint16_t)rd_le(r, 2, field);
 }
 
-static uint32_t sdp_rd_u32(struct sdp_rd *r, const char *field)
+static uint32_t rd_u32(struct sdp_rd *r, const char *field)
 {
-	return (uint32_t)sdp_rd_le(r, 4, field);
+	return (uint32_t)rd_le(r, 4, field);
 }
 
-static uint64_t sdp_rd_u64(struct sdp_rd *r, const char *field)
+static uint64_t rd_u64(struct sdp_rd *r, const char *field)
 {
-	return sdp_rd_le(r, 8, field);
+	return rd_le(r, 8, field);
 }
 
-static void sdp_rd_copy(struct sdp_rd *r, void *dst, size_t n, const char *field)
+static void rd_copy(struct sdp_rd *r, void *dst, size_t n, const char *field)
 {
-	const uint8_t *p = sdp_rd_raw(r, n, field);
+	const uint8_t *p = rd_raw(r, n, field);
 
 	if (p != NULL)
 		memcpy(dst, p, n);
 }
 
-static void sdp_rd_bytes(struct sdp_rd *r, struct sdp_urom_bytes *b, const char *field)
+static void rd_bytes(struct sdp_rd *r, struct sdp_urom_bytes *b, const char *field)
 {
-	uint32_t len = sdp_rd_u32(r, field);
-	const uint8_t *p = sdp_rd_raw(r, len, field);
+	uint32_t len = rd_u32(r, field);
+	const uint8_t *p = rd_raw(r, len, field);
 
 	b->data = p;
 	b->len = p != NULL ? len : 0;
 }
 
-static void sdp_rd_cpuset(struct sdp_rd *r, uint64_t *words, const char *field)
+static void rd_cpuset(struct sdp_rd *r, uint64_t *words, const char *field)
 {
 	int i;
 
 	for (i = 0; i < SDP_UROM_CPUSET_WORDS; i++)
-		words[i] = sdp_rd_u64(r, field);
+		words[i] = rd_u64(r, field);
 }
 
-static void sdp_rd_invalid(struct sdp_rd *r, const char *field)
+static void rd_invalid(struct sdp_rd *r, const char *field)
 {
 	if (r->bad == NULL)
 		r->bad = field;
 }
 
 /* Decode the body into msg->u; returns 0 for an unknown type. Failures land in r->bad. */
-static int sdp_urom_body_read(struct sdp_rd *r, struct sdp_urom_msg *msg)
+static int urom_body_read(struct sdp_rd *r, struct sdp_urom_msg *msg)
 {
 	typeof(msg->u) *u = &msg->u;
 	uint32_t i, n;
 
 	switch (msg->hdr.type) {
 	case SDP_UROM_MSG_HELLO:
-		u->hello.min_version = sdp_rd_u16(r, "hello.min_version");
-		u->hello.max_version = sdp_rd_u16(r, "hello.max_version");
-		sdp_rd_copy(r, u->hello.nonce, SDP_UROM_NONCE_LEN, "hello.nonce");
-		u->hello.pid = sdp_rd_u32(r, "hello.pid");
-		u->hello.uid = sdp_rd_u32(r, "hello.uid");
-		sdp_rd_bytes(r, &u->hello.hostname, "hello.hostname");
-		u->hello.max_msg_size = sdp_rd_u64(r, "hello.max_msg_size");
-		u->hello.max_workers = sdp_rd_u32(r, "hello.max_workers");
+		u->hello.min_version = rd_u16(r, "hello.min_version");
+		u->hello.max_version = rd_u16(r, "hello.max_version");
+		rd_copy(r, u->hello.nonce, SDP_UROM_NONCE_LEN, "hello.nonce");
+		u->hello.pid = rd_u32(r, "hello.pid");
+		u->hello.uid = rd_u32(r, "hello.uid");
+		rd_bytes(r, &u->hello.hostname, "hello.hostname");
+		u->hello.max_msg_size = rd_u64(r, "hello.max_msg_size");
+		u->hello.max_workers = rd_u32(r, "hello.max_workers");
 		break;
 	case SDP_UROM_MSG_CHALLENGE:
-		sdp_rd_copy(r, u->challenge.nonce, SDP_UROM_NONCE_LEN, "challenge.nonce");
-		sdp_rd_copy(r, u->challenge.mac, SDP_UROM_MAC_LEN, "challenge.mac");
+		rd_copy(r, u->challenge.nonce, SDP_UROM_NONCE_LEN, "challenge.nonce");
+		rd_copy(r, u->challenge.mac, SDP_UROM_MAC_LEN, "challenge.mac");
 		break;
 	case SDP_UROM_MSG_AUTH:
-		sdp_rd_copy(r, u->auth.mac, SDP_UROM_MAC_LEN, "auth.mac");
+		rd_copy(r, u->auth.mac, SDP_UROM_MAC_LEN, "auth.mac");
 		break;
 	case SDP_UROM_MSG_WELCOME:
-		u->welcome.max_msg_size = sdp_rd_u64(r, "welcome.max_msg_size");
-		sdp_rd_cpuset(r, u->welcome.cpuset, "welcome.cpuset");
-		sdp_rd_bytes(r, &u->welcome.service_version, "welcome.service_version");
-		n = sdp_rd_u32(r, "welcome.num_plugins");
+		u->welcome.max_msg_size = rd_u64(r, "welcome.max_msg_size");
+		rd_cpuset(r, u->welcome.cpuset, "welcome.cpuset");
+		rd_bytes(r, &u->welcome.service_version, "welcome.service_version");
+		n = rd_u32(r, "welcome.num_plugins");
 		if (n > SDP_UROM_MAX_PLUGINS) {
-			sdp_rd_invalid(r, "welcome.num_plugins (too many)");
+			rd_invalid(r, "welcome.num_plugins (too many)");
 			break;
 		}
 		u->welcome.num_plugins = n;
@@ -419,18 +419,18 @@ static int sdp_urom_body_read(struct sdp_rd *r, struct sdp_urom_msg *msg)
 			const uint8_t *name;
 			uint32_t nlen;
 
-			p->id = sdp_rd_u64(r, "welcome.plugins[].id");
-			p->version = sdp_rd_u64(r, "welcome.plugins[].version");
-			nlen = sdp_rd_u32(r, "welcome.plugins[].name");
+			p->id = rd_u64(r, "welcome.plugins[].id");
+			p->version = rd_u64(r, "welcome.plugins[].version");
+			nlen = rd_u32(r, "welcome.plugins[].name");
 			if (nlen >= SDP_UROM_NAME_MAX) {
-				sdp_rd_invalid(r, "welcome.plugins[].name (too long)");
+				rd_invalid(r, "welcome.plugins[].name (too long)");
 				break;
 			}
-			name = sdp_rd_raw(r, nlen, "welcome.plugins[].name");
+			name = rd_raw(r, nlen, "welcome.plugins[].name");
 			if (name == NULL)
 				break;
 			if (memchr(name, '\0', nlen) != NULL) {
-				sdp_rd_invalid(r, "welcome.plugins[].name (embedded NUL)");
+				rd_invalid(r, "welcome.plugins[].name (embedded NUL)");
 				break;
 			}
 			memcpy(p->name, name, nlen);
@@ -438,97 +438,97 @@ static int sdp_urom_body_read(struct sdp_rd *r, struct sdp_urom_msg *msg)
 		}
 		break;
 	case SDP_UROM_MSG_REJECT:
-		u->reject.status = sdp_rd_u32(r, "reject.status");
-		sdp_rd_bytes(r, &u->reject.reason, "reject.reason");
+		u->reject.status = rd_u32(r, "reject.status");
+		rd_bytes(r, &u->reject.reason, "reject.reason");
 		break;
 	case SDP_UROM_MSG_VERSION_REJECT:
-		u->version_reject.version = sdp_rd_u16(r, "version_reject.version");
-		sdp_rd_bytes(r, &u->version_reject.software, "version_reject.software");
+		u->version_reject.version = rd_u16(r, "version_reject.version");
+		rd_bytes(r, &u->version_reject.software, "version_reject.software");
 		break;
 	case SDP_UROM_MSG_SPAWN:
-		u->spawn.worker_id = sdp_rd_u64(r, "spawn.worker_id");
-		u->spawn.gid = sdp_rd_u32(r, "spawn.gid");
-		u->spawn.plugins = sdp_rd_u64(r, "spawn.plugins");
-		u->spawn.has_cpuset = sdp_rd_u32(r, "spawn.has_cpuset");
-		sdp_rd_cpuset(r, u->spawn.cpuset, "spawn.cpuset");
-		n = sdp_rd_u32(r, "spawn.num_env");
+		u->spawn.worker_id = rd_u64(r, "spawn.worker_id");
+		u->spawn.gid = rd_u32(r, "spawn.gid");
+		u->spawn.plugins = rd_u64(r, "spawn.plugins");
+		u->spawn.has_cpuset = rd_u32(r, "spawn.has_cpuset");
+		rd_cpuset(r, u->spawn.cpuset, "spawn.cpuset");
+		n = rd_u32(r, "spawn.num_env");
 		if (n > SDP_UROM_MAX_ENV) {
-			sdp_rd_invalid(r, "spawn.num_env (too many)");
+			rd_invalid(r, "spawn.num_env (too many)");
 			break;
 		}
 		u->spawn.num_env = n;
 		for (i = 0; i < n; i++)
-			sdp_rd_bytes(r, &u->spawn.env[i], "spawn.env[]");
+			rd_bytes(r, &u->spawn.env[i], "spawn.env[]");
 		break;
 	case SDP_UROM_MSG_SPAWN_REPLY:
-		u->spawn_reply.status = sdp_rd_u32(r, "spawn_reply.status");
-		sdp_rd_bytes(r, &u->spawn_reply.reason, "spawn_reply.reason");
-		u->spawn_reply.worker_id = sdp_rd_u64(r, "spawn_reply.worker_id");
-		u->spawn_reply.dest_id = sdp_rd_u64(r, "spawn_reply.dest_id");
-		u->spawn_reply.pid = sdp_rd_u32(r, "spawn_reply.pid");
-		sdp_rd_copy(r, u->spawn_reply.token, SDP_UROM_TOKEN_LEN, "spawn_reply.token");
-		sdp_rd_bytes(r, &u->spawn_reply.worker_addr, "spawn_reply.worker_addr");
+		u->spawn_reply.status = rd_u32(r, "spawn_reply.status");
+		rd_bytes(r, &u->spawn_reply.reason, "spawn_reply.reason");
+		u->spawn_reply.worker_id = rd_u64(r, "spawn_reply.worker_id");
+		u->spawn_reply.dest_id = rd_u64(r, "spawn_reply.dest_id");
+		u->spawn_reply.pid = rd_u32(r, "spawn_reply.pid");
+		rd_copy(r, u->spawn_reply.token, SDP_UROM_TOKEN_LEN, "spawn_reply.token");
+		rd_bytes(r, &u->spawn_reply.worker_addr, "spawn_reply.worker_addr");
 		break;
 	case SDP_UROM_MSG_RELEASE:
-		u->release.worker_id = sdp_rd_u64(r, "release.worker_id");
-		u->release.dest_id = sdp_rd_u64(r, "release.dest_id");
+		u->release.worker_id = rd_u64(r, "release.worker_id");
+		u->release.dest_id = rd_u64(r, "release.dest_id");
 		break;
 	case SDP_UROM_MSG_RELEASE_REPLY:
-		u->release_reply.status = sdp_rd_u32(r, "release_reply.status");
+		u->release_reply.status = rd_u32(r, "release_reply.status");
 		break;
 	case SDP_UROM_MSG_GID_QUERY:
-		u->gid_query.gid = sdp_rd_u32(r, "gid_query.gid");
+		u->gid_query.gid = rd_u32(r, "gid_query.gid");
 		break;
 	case SDP_UROM_MSG_GID_REPLY:
-		u->gid_reply.status = sdp_rd_u32(r, "gid_reply.status");
-		n = sdp_rd_u32(r, "gid_reply.count");
+		u->gid_reply.status = rd_u32(r, "gid_reply.status");
+		n = rd_u32(r, "gid_reply.count");
 		if (n > SDP_UROM_MAX_WORKERS_REPLY) {
-			sdp_rd_invalid(r, "gid_reply.count (too many)");
+			rd_invalid(r, "gid_reply.count (too many)");
 			break;
 		}
-		u->gid_reply.ids = sdp_rd_raw(r, (size_t)n * 8, "gid_reply.ids");
+		u->gid_reply.ids = rd_raw(r, (size_t)n * 8, "gid_reply.ids");
 		u->gid_reply.count = u->gid_reply.ids != NULL ? n : 0;
 		break;
 	case SDP_UROM_MSG_STATUS_QUERY:
-		u->status_query.flags = sdp_rd_u32(r, "status_query.flags");
+		u->status_query.flags = rd_u32(r, "status_query.flags");
 		break;
 	case SDP_UROM_MSG_STATUS_REPLY:
-		sdp_rd_bytes(r, &u->status_reply.json, "status_reply.json");
+		rd_bytes(r, &u->status_reply.json, "status_reply.json");
 		break;
 	case SDP_UROM_MSG_WORKER_EXIT:
-		u->worker_exit.worker_id = sdp_rd_u64(r, "worker_exit.worker_id");
-		u->worker_exit.exit_status = (int32_t)sdp_rd_u32(r, "worker_exit.exit_status");
+		u->worker_exit.worker_id = rd_u64(r, "worker_exit.worker_id");
+		u->worker_exit.exit_status = (int32_t)rd_u32(r, "worker_exit.exit_status");
 		break;
 	case SDP_UROM_MSG_W_CONNECT:
-		u->w_connect.dest_id = sdp_rd_u64(r, "w_connect.dest_id");
-		sdp_rd_copy(r, u->w_connect.token, SDP_UROM_TOKEN_LEN, "w_connect.token");
+		u->w_connect.dest_id = rd_u64(r, "w_connect.dest_id");
+		rd_copy(r, u->w_connect.token, SDP_UROM_TOKEN_LEN, "w_connect.token");
 		break;
 	case SDP_UROM_MSG_W_CONNECT_REPLY:
-		u->w_connect_reply.status = sdp_rd_u32(r, "w_connect_reply.status");
-		sdp_rd_bytes(r, &u->w_connect_reply.reason, "w_connect_reply.reason");
+		u->w_connect_reply.status = rd_u32(r, "w_connect_reply.status");
+		rd_bytes(r, &u->w_connect_reply.reason, "w_connect_reply.reason");
 		break;
 	case SDP_UROM_MSG_W_CMD:
-		u->w_cmd.dest_id = sdp_rd_u64(r, "w_cmd.dest_id");
-		sdp_rd_bytes(r, &u->w_cmd.cmd, "w_cmd.cmd");
+		u->w_cmd.dest_id = rd_u64(r, "w_cmd.dest_id");
+		rd_bytes(r, &u->w_cmd.cmd, "w_cmd.cmd");
 		break;
 	case SDP_UROM_MSG_W_NOTIF:
-		u->w_notif.dest_id = sdp_rd_u64(r, "w_notif.dest_id");
-		sdp_rd_bytes(r, &u->w_notif.notif, "w_notif.notif");
+		u->w_notif.dest_id = rd_u64(r, "w_notif.dest_id");
+		rd_bytes(r, &u->w_notif.notif, "w_notif.notif");
 		break;
 	case SDP_UROM_MSG_W_DISCONNECT:
-		u->w_disconnect.dest_id = sdp_rd_u64(r, "w_disconnect.dest_id");
+		u->w_disconnect.dest_id = rd_u64(r, "w_disconnect.dest_id");
 		break;
 	case SDP_UROM_MSG_SW_READY:
-		u->sw_ready.pid = sdp_rd_u32(r, "sw_ready.pid");
-		u->sw_ready.status = sdp_rd_u32(r, "sw_ready.status");
-		sdp_rd_bytes(r, &u->sw_ready.worker_addr, "sw_ready.worker_addr");
+		u->sw_ready.pid = rd_u32(r, "sw_ready.pid");
+		u->sw_ready.status = rd_u32(r, "sw_ready.status");
+		rd_bytes(r, &u->sw_ready.worker_addr, "sw_ready.worker_addr");
 		break;
 	case SDP_UROM_MSG_SW_ADD_HOST:
-		u->sw_add_host.dest_id = sdp_rd_u64(r, "sw_add_host.dest_id");
-		sdp_rd_copy(r, u->sw_add_host.token, SDP_UROM_TOKEN_LEN, "sw_add_host.token");
+		u->sw_add_host.dest_id = rd_u64(r, "sw_add_host.dest_id");
+		rd_copy(r, u->sw_add_host.token, SDP_UROM_TOKEN_LEN, "sw_add_host.token");
 		break;
 	case SDP_UROM_MSG_SW_DEL_HOST:
-		u->sw_del_host.dest_id = sdp_rd_u64(r, "sw_del_host.dest_id");
+		u->sw_del_host.dest_id = rd_u64(r, "sw_del_host.dest_id");
 		break;
 	case SDP_UROM_MSG_SW_EXIT:
 		break;
@@ -545,7 +545,7 @@ static int sdp_urom_body_read(struct sdp_rd *r, struct sdp_urom_msg *msg)
  * unpack clears and copies only this much: a command or notification costs tens of bytes, not
  * kilobytes, twice, on every hop.
  */
-static size_t sdp_urom_body_size(uint16_t type)
+static size_t urom_body_size(uint16_t type)
 {
 	switch (type) {
 	case SDP_UROM_MSG_HELLO:
@@ -615,11 +615,11 @@ doca_error_t sdp_urom_msg_unpack(const void *buf, size_t len, struct sdp_urom_ms
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	memset(&out.hdr, 0, sizeof(out.hdr));
-	out.hdr.magic = sdp_rd_u32(&r, "magic");
-	out.hdr.version = sdp_rd_u16(&r, "version");
-	out.hdr.type = sdp_rd_u16(&r, "type");
-	out.hdr.req_id = sdp_rd_u64(&r, "req_id");
-	out.hdr.body_len = sdp_rd_u32(&r, "body_len");
+	out.hdr.magic = rd_u32(&r, "magic");
+	out.hdr.version = rd_u16(&r, "version");
+	out.hdr.type = rd_u16(&r, "type");
+	out.hdr.req_id = rd_u64(&r, "req_id");
+	out.hdr.body_len = rd_u32(&r, "body_len");
 	if (out.hdr.magic != SDP_UROM_MAGIC) {
 		sdp_error("message has bad magic 0x%08x (expected 0x%08x)", out.hdr.magic,
 			  SDP_UROM_MAGIC);
@@ -635,7 +635,7 @@ doca_error_t sdp_urom_msg_unpack(const void *buf, size_t len, struct sdp_urom_ms
 		if (out.hdr.type == SDP_UROM_MSG_VERSION_REJECT && out.hdr.body_len == r.left) {
 			struct sdp_rd body = r;
 
-			sdp_urom_body_read(&body, &out);
+			urom_body_read(&body, &out);
 			if (body.bad != NULL || body.left != 0)
 				memset(&out.u, 0, sizeof(out.u));
 		}
@@ -647,9 +647,9 @@ doca_error_t sdp_urom_msg_unpack(const void *buf, size_t len, struct sdp_urom_ms
 			  sdp_urom_msg_type_name(out.hdr.type), out.hdr.body_len, r.left);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
-	body_size = sdp_urom_body_size(out.hdr.type);
+	body_size = urom_body_size(out.hdr.type);
 	memset(&out.u, 0, body_size);
-	if (!sdp_urom_body_read(&r, &out)) {
+	if (!urom_body_read(&r, &out)) {
 		sdp_error("message of unknown type %u", out.hdr.type);
 		return DOCA_ERROR_INVALID_VALUE;
 	}

@@ -24,7 +24,7 @@ SDP_LOG_COMPONENT("urom_worker");
 
 #define SDP_UROM_WORKER_DEFAULT_MSG_SIZE 4096
 
-static void sdp_urom_worker_usage(FILE *out)
+static void urom_worker_usage(FILE *out)
 {
 	fprintf(out,
 		"usage: softdpu-urom-worker --ctrl-fd N --worker-id ID --max-msg-size BYTES\n"
@@ -44,7 +44,7 @@ static void sdp_urom_worker_usage(FILE *out)
  * Split "path:id" at its last colon (paths may hold colons). The path is a copy (free it):
  * argv stays as given, so /proc/<pid>/cmdline and ps show the plugins with their ids.
  */
-static int sdp_urom_worker_parse_plugin(const char *arg, struct sdp_urom_worker_plugin_arg *out)
+static int urom_worker_parse_plugin(const char *arg, struct sdp_urom_worker_plugin_arg *out)
 {
 	const char *colon = strrchr(arg, ':');
 	char *path;
@@ -71,7 +71,7 @@ static int sdp_urom_worker_parse_plugin(const char *arg, struct sdp_urom_worker_
 	return 0;
 }
 
-static void sdp_urom_worker_free_plugins(struct sdp_urom_worker_params *params)
+static void urom_worker_free_plugins(struct sdp_urom_worker_params *params)
 {
 	for (size_t i = 0; i < params->num_plugins; i++)
 		free((void *)params->plugins[i].path);
@@ -80,8 +80,7 @@ static void sdp_urom_worker_free_plugins(struct sdp_urom_worker_params *params)
 	params->num_plugins = 0;
 }
 
-static int sdp_urom_worker_parse_num(const char *opt, const char *value, uint64_t max,
-				     uint64_t *out)
+static int urom_worker_parse_num(const char *opt, const char *value, uint64_t max, uint64_t *out)
 {
 	uint64_t v;
 
@@ -95,7 +94,7 @@ static int sdp_urom_worker_parse_num(const char *opt, const char *value, uint64_
 }
 
 /* Everything to stderr: SDK records and the plugins' application records, at one level. */
-static int sdp_urom_worker_setup_logs(uint32_t level)
+static int urom_worker_setup_logs(uint32_t level)
 {
 	struct doca_log_backend *sdk = NULL, *app = NULL;
 
@@ -140,20 +139,18 @@ int main(int argc, char **argv)
 	while ((opt = getopt_long(argc, argv, "l:h", options, NULL)) != -1) {
 		switch (opt) {
 		case 'c':
-			if (sdp_urom_worker_parse_num("--ctrl-fd", optarg, 1 << 20, &value) != 0)
+			if (urom_worker_parse_num("--ctrl-fd", optarg, 1 << 20, &value) != 0)
 				return 2;
 			params.ctrl_fd = (int)value;
 			have_fd = 1;
 			break;
 		case 'w':
-			if (sdp_urom_worker_parse_num("--worker-id", optarg, UINT64_MAX, &value) !=
-			    0)
+			if (urom_worker_parse_num("--worker-id", optarg, UINT64_MAX, &value) != 0)
 				return 2;
 			params.worker_id = value;
 			break;
 		case 'm':
-			if (sdp_urom_worker_parse_num("--max-msg-size", optarg, 1u << 30, &value) !=
-			    0)
+			if (urom_worker_parse_num("--max-msg-size", optarg, 1u << 30, &value) != 0)
 				return 2;
 			params.max_msg_size = (size_t)value;
 			break;
@@ -165,16 +162,16 @@ int main(int argc, char **argv)
 			}
 			break;
 		case 'h':
-			sdp_urom_worker_usage(stdout);
+			urom_worker_usage(stdout);
 			return 0;
 		default:
-			sdp_urom_worker_usage(stderr);
+			urom_worker_usage(stderr);
 			return 2;
 		}
 	}
 	if (!have_fd) {
 		fprintf(stderr, "softdpu-urom-worker: --ctrl-fd is required\n");
-		sdp_urom_worker_usage(stderr);
+		urom_worker_usage(stderr);
 		return 2;
 	}
 
@@ -186,22 +183,22 @@ int main(int argc, char **argv)
 		}
 		params.plugins = plugins;
 		for (i = optind; i < argc; i++) {
-			if (sdp_urom_worker_parse_plugin(argv[i], &plugins[i - optind]) != 0) {
-				sdp_urom_worker_free_plugins(&params);
+			if (urom_worker_parse_plugin(argv[i], &plugins[i - optind]) != 0) {
+				urom_worker_free_plugins(&params);
 				return 2;
 			}
 			params.num_plugins++;
 		}
 	}
 
-	if (sdp_urom_worker_setup_logs(level) != 0) {
-		sdp_urom_worker_free_plugins(&params);
+	if (urom_worker_setup_logs(level) != 0) {
+		urom_worker_free_plugins(&params);
 		return 1;
 	}
 
 	/* A host or the service going away must show up as an error, not kill the worker. */
 	signal(SIGPIPE, SIG_IGN);
 	status = sdp_urom_worker_run(&params);
-	sdp_urom_worker_free_plugins(&params);
+	urom_worker_free_plugins(&params);
 	return status == DOCA_SUCCESS ? 0 : 1;
 }

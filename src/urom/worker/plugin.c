@@ -18,18 +18,18 @@ typedef doca_error_t (*sdp_urom_plugin_get_version_func_t)(uint64_t *version);
 typedef doca_error_t (*sdp_urom_plugin_get_iface_func_t)(struct urom_plugin_iface *iface);
 
 /* Stand-ins for ops a plugin leaves NULL: typed, so the compiler checks each signature. */
-static doca_error_t sdp_urom_stub_open(struct urom_worker_ctx *ctx)
+static doca_error_t urom_stub_open(struct urom_worker_ctx *ctx)
 {
 	(void)ctx;
 	return DOCA_ERROR_NOT_SUPPORTED;
 }
 
-static void sdp_urom_stub_close(struct urom_worker_ctx *ctx)
+static void urom_stub_close(struct urom_worker_ctx *ctx)
 {
 	(void)ctx;
 }
 
-static doca_error_t sdp_urom_stub_addr(struct urom_worker_ctx *ctx, void *addr, size_t *addr_len)
+static doca_error_t urom_stub_addr(struct urom_worker_ctx *ctx, void *addr, size_t *addr_len)
 {
 	(void)ctx;
 	(void)addr;
@@ -37,22 +37,22 @@ static doca_error_t sdp_urom_stub_addr(struct urom_worker_ctx *ctx, void *addr, 
 	return DOCA_ERROR_NOT_SUPPORTED;
 }
 
-static doca_error_t sdp_urom_stub_worker_cmd(struct urom_worker_ctx *ctx, ucs_list_link_t *cmd_list)
+static doca_error_t urom_stub_worker_cmd(struct urom_worker_ctx *ctx, ucs_list_link_t *cmd_list)
 {
 	(void)ctx;
 	(void)cmd_list;
 	return DOCA_ERROR_NOT_SUPPORTED;
 }
 
-static doca_error_t sdp_urom_stub_progress(struct urom_worker_ctx *ctx, ucs_list_link_t *notif_list)
+static doca_error_t urom_stub_progress(struct urom_worker_ctx *ctx, ucs_list_link_t *notif_list)
 {
 	(void)ctx;
 	(void)notif_list;
 	return DOCA_ERROR_NOT_SUPPORTED;
 }
 
-static doca_error_t sdp_urom_stub_notif_pack(struct urom_worker_notify *notif,
-					     size_t *packed_notif_len, void *packed_notif)
+static doca_error_t urom_stub_notif_pack(struct urom_worker_notify *notif, size_t *packed_notif_len,
+					 void *packed_notif)
 {
 	(void)notif;
 	(void)packed_notif_len;
@@ -61,8 +61,8 @@ static doca_error_t sdp_urom_stub_notif_pack(struct urom_worker_notify *notif,
 }
 
 /* Domains arrive in a later issue: until then no domain member is known to any lookup. */
-static doca_error_t sdp_urom_domain_addr_lookup(struct urom_worker_ctx *ctx, uint64_t domain_id,
-						void **addr)
+static doca_error_t urom_domain_addr_lookup(struct urom_worker_ctx *ctx, uint64_t domain_id,
+					    void **addr)
 {
 	if (ctx == NULL || addr == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
@@ -70,8 +70,8 @@ static doca_error_t sdp_urom_domain_addr_lookup(struct urom_worker_ctx *ctx, uin
 	return DOCA_ERROR_NOT_FOUND;
 }
 
-static doca_error_t sdp_urom_domain_seg_lookup(struct urom_worker_ctx *ctx, uint64_t domain_id,
-					       uint64_t va, int *seg)
+static doca_error_t urom_domain_seg_lookup(struct urom_worker_ctx *ctx, uint64_t domain_id,
+					   uint64_t va, int *seg)
 {
 	if (ctx == NULL || seg == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
@@ -80,8 +80,8 @@ static doca_error_t sdp_urom_domain_seg_lookup(struct urom_worker_ctx *ctx, uint
 	return DOCA_ERROR_NOT_FOUND;
 }
 
-static doca_error_t sdp_urom_domain_memh_lookup(struct urom_worker_ctx *ctx, uint64_t domain_id,
-						int seg, size_t *len, void **memh)
+static doca_error_t urom_domain_memh_lookup(struct urom_worker_ctx *ctx, uint64_t domain_id,
+					    int seg, size_t *len, void **memh)
 {
 	if (ctx == NULL || len == NULL || memh == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
@@ -90,8 +90,8 @@ static doca_error_t sdp_urom_domain_memh_lookup(struct urom_worker_ctx *ctx, uin
 	return DOCA_ERROR_NOT_FOUND;
 }
 
-static doca_error_t sdp_urom_domain_mkey_lookup(struct urom_worker_ctx *ctx, uint64_t domain_id,
-						int seg, size_t *len, void **rkey)
+static doca_error_t urom_domain_mkey_lookup(struct urom_worker_ctx *ctx, uint64_t domain_id,
+					    int seg, size_t *len, void **rkey)
 {
 	if (ctx == NULL || len == NULL || rkey == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
@@ -124,20 +124,20 @@ doca_error_t sdp_urom_plugin_name(const char *path, char name[DOCA_UROM_PLUGIN_N
 	return DOCA_SUCCESS;
 }
 
-static void sdp_urom_plugin_fill_stubs(struct urom_plugin_iface *iface)
+static void urom_plugin_fill_stubs(struct urom_plugin_iface *iface)
 {
 	if (iface->open == NULL)
-		iface->open = sdp_urom_stub_open;
+		iface->open = urom_stub_open;
 	if (iface->close == NULL)
-		iface->close = sdp_urom_stub_close;
+		iface->close = urom_stub_close;
 	if (iface->addr == NULL)
-		iface->addr = sdp_urom_stub_addr;
+		iface->addr = urom_stub_addr;
 	if (iface->worker_cmd == NULL)
-		iface->worker_cmd = sdp_urom_stub_worker_cmd;
+		iface->worker_cmd = urom_stub_worker_cmd;
 	if (iface->progress == NULL)
-		iface->progress = sdp_urom_stub_progress;
+		iface->progress = urom_stub_progress;
 	if (iface->notif_pack == NULL)
-		iface->notif_pack = sdp_urom_stub_notif_pack;
+		iface->notif_pack = urom_stub_notif_pack;
 }
 
 doca_error_t sdp_urom_plugin_load(const char *path, uint64_t id, struct sdp_urom_plugin *plugin)
@@ -209,11 +209,11 @@ doca_error_t sdp_urom_plugin_load(const char *path, uint64_t id, struct sdp_urom
 		goto err_dlclose;
 	}
 
-	sdp_urom_plugin_fill_stubs(&p.ctx.iface);
-	p.ctx.domain_iface.addr_lookup = sdp_urom_domain_addr_lookup;
-	p.ctx.domain_iface.seg_lookup = sdp_urom_domain_seg_lookup;
-	p.ctx.domain_iface.memh_lookup = sdp_urom_domain_memh_lookup;
-	p.ctx.domain_iface.mkey_lookup = sdp_urom_domain_mkey_lookup;
+	urom_plugin_fill_stubs(&p.ctx.iface);
+	p.ctx.domain_iface.addr_lookup = urom_domain_addr_lookup;
+	p.ctx.domain_iface.seg_lookup = urom_domain_seg_lookup;
+	p.ctx.domain_iface.memh_lookup = urom_domain_memh_lookup;
+	p.ctx.domain_iface.mkey_lookup = urom_domain_mkey_lookup;
 
 	sdp_debug("plugin %s loaded from %s: id %#lx, version %#lx", p.name, path,
 		  (unsigned long)p.id, (unsigned long)p.version);

@@ -88,8 +88,8 @@ struct sdp_urom_worker {
 	struct sdp_urom_msg ctrl_msg; /* decoded control message (may nest inside the above) */
 };
 
-static struct sdp_urom_worker_host *sdp_urom_worker_host_find(struct sdp_urom_worker *w,
-							      uint64_t dest_id)
+static struct sdp_urom_worker_host *urom_worker_host_find(struct sdp_urom_worker *w,
+							  uint64_t dest_id)
 {
 	size_t i;
 
@@ -99,8 +99,8 @@ static struct sdp_urom_worker_host *sdp_urom_worker_host_find(struct sdp_urom_wo
 	return NULL;
 }
 
-static struct sdp_urom_worker_plugin *sdp_urom_worker_plugin_find(struct sdp_urom_worker *w,
-								  uint64_t id)
+static struct sdp_urom_worker_plugin *urom_worker_plugin_find(struct sdp_urom_worker *w,
+							      uint64_t id)
 {
 	size_t i;
 
@@ -111,8 +111,7 @@ static struct sdp_urom_worker_plugin *sdp_urom_worker_plugin_find(struct sdp_uro
 }
 
 /* Send one message on the control socket; the service reads whole frames. */
-static doca_error_t sdp_urom_worker_ctrl_send(struct sdp_urom_worker *w,
-					      const struct sdp_urom_msg *msg)
+static doca_error_t urom_worker_ctrl_send(struct sdp_urom_worker *w, const struct sdp_urom_msg *msg)
 {
 	size_t len = 0;
 	doca_error_t status;
@@ -137,8 +136,8 @@ static doca_error_t sdp_urom_worker_ctrl_send(struct sdp_urom_worker *w,
 }
 
 /* Send one message to a host endpoint (packed into msg_buf). */
-static doca_error_t sdp_urom_worker_ep_send(struct sdp_urom_worker *w, ucp_ep_h ep,
-					    const struct sdp_urom_msg *msg)
+static doca_error_t urom_worker_ep_send(struct sdp_urom_worker *w, ucp_ep_h ep,
+					const struct sdp_urom_msg *msg)
 {
 	size_t len = 0;
 	doca_error_t status;
@@ -153,10 +152,10 @@ static doca_error_t sdp_urom_worker_ep_send(struct sdp_urom_worker *w, ucp_ep_h 
 }
 
 /* Send a packed notification to dest_id; drop it (logged) when that host is not connected. */
-static void sdp_urom_worker_notif_send(struct sdp_urom_worker *w, uint64_t dest_id,
-				       const void *notif, size_t len)
+static void urom_worker_notif_send(struct sdp_urom_worker *w, uint64_t dest_id, const void *notif,
+				   size_t len)
 {
-	struct sdp_urom_worker_host *host = sdp_urom_worker_host_find(w, dest_id);
+	struct sdp_urom_worker_host *host = urom_worker_host_find(w, dest_id);
 	struct sdp_urom_msg msg;
 
 	if (host == NULL || host->ep == NULL) {
@@ -171,14 +170,14 @@ static void sdp_urom_worker_notif_send(struct sdp_urom_worker *w, uint64_t dest_
 	msg.u.w_notif.dest_id = dest_id;
 	msg.u.w_notif.notif.data = notif;
 	msg.u.w_notif.notif.len = (uint32_t)len;
-	if (sdp_urom_worker_ep_send(w, host->ep, &msg) != DOCA_SUCCESS)
+	if (urom_worker_ep_send(w, host->ep, &msg) != DOCA_SUCCESS)
 		sdp_warn("worker %lu: notification for dest %lu not sent",
 			 (unsigned long)w->worker_id, (unsigned long)dest_id);
 }
 
 /* Answer a command with a header-only notification carrying status. */
-static void sdp_urom_worker_notif_error(struct sdp_urom_worker *w, uint64_t dest_id, uint64_t type,
-					uint64_t urom_context, doca_error_t status)
+static void urom_worker_notif_error(struct sdp_urom_worker *w, uint64_t dest_id, uint64_t type,
+				    uint64_t urom_context, doca_error_t status)
 {
 	struct urom_worker_notify notif;
 
@@ -187,13 +186,13 @@ static void sdp_urom_worker_notif_error(struct sdp_urom_worker *w, uint64_t dest
 	notif.urom_context = urom_context;
 	notif.len = 0;
 	notif.status = status;
-	sdp_urom_worker_notif_send(w, dest_id, &notif, sizeof(notif));
+	urom_worker_notif_send(w, dest_id, &notif, sizeof(notif));
 }
 
 /* Pack one notification a plugin produced and send it. The caller frees desc. */
-static void sdp_urom_worker_notif_deliver(struct sdp_urom_worker *w,
-					  struct sdp_urom_worker_plugin *plugin,
-					  struct urom_worker_notif_desc *desc)
+static void urom_worker_notif_deliver(struct sdp_urom_worker *w,
+				      struct sdp_urom_worker_plugin *plugin,
+				      struct urom_worker_notif_desc *desc)
 {
 	struct urom_worker_notify *notif = &desc->worker_notif;
 	size_t packed_len = w->max_msg_size;
@@ -207,8 +206,8 @@ static void sdp_urom_worker_notif_deliver(struct sdp_urom_worker *w,
 			 "%zu, answering TOO_BIG",
 			 (unsigned long)w->worker_id, plugin->p.name, (unsigned long)notif->len,
 			 w->max_msg_size);
-		sdp_urom_worker_notif_error(w, desc->dest_id, notif->type, notif->urom_context,
-					    DOCA_ERROR_TOO_BIG);
+		urom_worker_notif_error(w, desc->dest_id, notif->type, notif->urom_context,
+					DOCA_ERROR_TOO_BIG);
 		return;
 	}
 
@@ -221,18 +220,17 @@ static void sdp_urom_worker_notif_deliver(struct sdp_urom_worker *w,
 		sdp_warn("worker %lu: plugin %s notif_pack failed (%s, %zu bytes of %zu)",
 			 (unsigned long)w->worker_id, plugin->p.name, doca_error_get_name(status),
 			 packed_len, w->max_msg_size);
-		sdp_urom_worker_notif_error(w, desc->dest_id, notif->type, notif->urom_context,
-					    status);
+		urom_worker_notif_error(w, desc->dest_id, notif->type, notif->urom_context, status);
 		return;
 	}
 
 	sdp_trace("worker %lu: notification of %zu bytes to dest %lu", (unsigned long)w->worker_id,
 		  packed_len, (unsigned long)desc->dest_id);
-	sdp_urom_worker_notif_send(w, desc->dest_id, w->notif_buf, packed_len);
+	urom_worker_notif_send(w, desc->dest_id, w->notif_buf, packed_len);
 }
 
 /* Run every plugin's progress until it has nothing more; returns notifications sent. */
-static unsigned int sdp_urom_worker_plugins_progress(struct sdp_urom_worker *w)
+static unsigned int urom_worker_plugins_progress(struct sdp_urom_worker *w)
 {
 	struct urom_worker_notif_desc *desc;
 	struct sdp_urom_worker_plugin *plugin;
@@ -250,7 +248,7 @@ static unsigned int sdp_urom_worker_plugins_progress(struct sdp_urom_worker *w)
 			while (!ucs_list_is_empty(&notifs)) {
 				desc = ucs_list_extract_head(&notifs, struct urom_worker_notif_desc,
 							     entry);
-				sdp_urom_worker_notif_deliver(w, plugin, desc);
+				urom_worker_notif_deliver(w, plugin, desc);
 				free(desc);
 				count++;
 			}
@@ -267,18 +265,18 @@ static unsigned int sdp_urom_worker_plugins_progress(struct sdp_urom_worker *w)
 	return count;
 }
 
-static void sdp_urom_worker_handle_connect(struct sdp_urom_worker *w, ucp_ep_h ep,
-					   const struct sdp_urom_msg *in);
+static void urom_worker_handle_connect(struct sdp_urom_worker *w, ucp_ep_h ep,
+				       const struct sdp_urom_msg *in);
 
-static void sdp_urom_worker_ctrl_drain(struct sdp_urom_worker *w);
+static void urom_worker_ctrl_drain(struct sdp_urom_worker *w);
 
 /* W_CMD: hand the command to its plugin, or answer it with an error notification. */
-static void sdp_urom_worker_handle_cmd(struct sdp_urom_worker *w, ucp_ep_h ep,
-				       const struct sdp_urom_msg *in)
+static void urom_worker_handle_cmd(struct sdp_urom_worker *w, ucp_ep_h ep,
+				   const struct sdp_urom_msg *in)
 {
 	uint64_t dest_id = in->u.w_cmd.dest_id;
 	const struct sdp_urom_bytes *bytes = &in->u.w_cmd.cmd;
-	struct sdp_urom_worker_host *host = sdp_urom_worker_host_find(w, dest_id);
+	struct sdp_urom_worker_host *host = urom_worker_host_find(w, dest_id);
 	struct sdp_urom_worker_plugin *plugin;
 	struct urom_worker_cmd_desc *desc;
 	struct urom_worker_cmd hdr;
@@ -305,19 +303,19 @@ static void sdp_urom_worker_handle_cmd(struct sdp_urom_worker *w, ucp_ep_h ep,
 		sdp_warn("worker %lu: command from dest %lu says %lu payload bytes, carries %zu",
 			 (unsigned long)w->worker_id, (unsigned long)dest_id,
 			 (unsigned long)hdr.len, (size_t)bytes->len - SDP_UROM_CMD_HDR_LEN);
-		sdp_urom_worker_notif_error(w, dest_id, hdr.type, hdr.urom_context,
-					    DOCA_ERROR_INVALID_VALUE);
+		urom_worker_notif_error(w, dest_id, hdr.type, hdr.urom_context,
+					DOCA_ERROR_INVALID_VALUE);
 		return;
 	}
 
-	plugin = sdp_urom_worker_plugin_find(w, hdr.type);
+	plugin = urom_worker_plugin_find(w, hdr.type);
 	if (plugin == NULL) {
 		sdp_warn("worker %lu: command from dest %lu for plugin id %#lx, which this worker "
 			 "does not run",
 			 (unsigned long)w->worker_id, (unsigned long)dest_id,
 			 (unsigned long)hdr.type);
-		sdp_urom_worker_notif_error(w, dest_id, hdr.type, hdr.urom_context,
-					    DOCA_ERROR_NOT_SUPPORTED);
+		urom_worker_notif_error(w, dest_id, hdr.type, hdr.urom_context,
+					DOCA_ERROR_NOT_SUPPORTED);
 		return;
 	}
 
@@ -325,8 +323,8 @@ static void sdp_urom_worker_handle_cmd(struct sdp_urom_worker *w, ucp_ep_h ep,
 	if (desc == NULL) {
 		sdp_error("worker %lu: no memory for a command of %lu bytes",
 			  (unsigned long)w->worker_id, (unsigned long)hdr.len);
-		sdp_urom_worker_notif_error(w, dest_id, hdr.type, hdr.urom_context,
-					    DOCA_ERROR_NO_MEMORY);
+		urom_worker_notif_error(w, dest_id, hdr.type, hdr.urom_context,
+					DOCA_ERROR_NO_MEMORY);
 		return;
 	}
 	desc->dest_id = dest_id;
@@ -343,7 +341,7 @@ static void sdp_urom_worker_handle_cmd(struct sdp_urom_worker *w, ucp_ep_h ep,
 		sdp_warn("worker %lu: plugin %s did not take a command: %s",
 			 (unsigned long)w->worker_id, plugin->p.name, doca_error_get_name(status));
 		ucs_list_del(&desc->entry);
-		sdp_urom_worker_notif_error(w, dest_id, hdr.type, hdr.urom_context, status);
+		urom_worker_notif_error(w, dest_id, hdr.type, hdr.urom_context, status);
 		free(desc);
 		return;
 	}
@@ -355,8 +353,8 @@ static void sdp_urom_worker_handle_cmd(struct sdp_urom_worker *w, ucp_ep_h ep,
 			  plugin->p.name, doca_error_get_name(status));
 }
 
-static void sdp_urom_worker_reply_connect(struct sdp_urom_worker *w, ucp_ep_h ep, uint64_t req_id,
-					  doca_error_t status, const char *reason)
+static void urom_worker_reply_connect(struct sdp_urom_worker *w, ucp_ep_h ep, uint64_t req_id,
+				      doca_error_t status, const char *reason)
 {
 	struct sdp_urom_msg msg;
 
@@ -366,13 +364,13 @@ static void sdp_urom_worker_reply_connect(struct sdp_urom_worker *w, ucp_ep_h ep
 	msg.u.w_connect_reply.status = (uint32_t)status;
 	msg.u.w_connect_reply.reason.data = (const uint8_t *)reason;
 	msg.u.w_connect_reply.reason.len = (uint32_t)strlen(reason);
-	if (sdp_urom_worker_ep_send(w, ep, &msg) != DOCA_SUCCESS)
+	if (urom_worker_ep_send(w, ep, &msg) != DOCA_SUCCESS)
 		sdp_warn("worker %lu: W_CONNECT_REPLY not sent", (unsigned long)w->worker_id);
 }
 
 /* W_CONNECT: admit the endpoint for dest_id only with the token the service issued for it. */
-static void sdp_urom_worker_handle_connect(struct sdp_urom_worker *w, ucp_ep_h ep,
-					   const struct sdp_urom_msg *in)
+static void urom_worker_handle_connect(struct sdp_urom_worker *w, ucp_ep_h ep,
+				       const struct sdp_urom_msg *in)
 {
 	static const uint8_t no_token[SDP_UROM_TOKEN_LEN];
 	uint8_t presented[SDP_UROM_TOKEN_LEN];
@@ -387,11 +385,11 @@ static void sdp_urom_worker_handle_connect(struct sdp_urom_worker *w, ucp_ep_h e
 		return;
 	}
 
-	host = sdp_urom_worker_host_find(w, dest_id);
+	host = urom_worker_host_find(w, dest_id);
 	if (host == NULL) {
 		/* The service announces a host before telling it our address: read what is queued. */
-		sdp_urom_worker_ctrl_drain(w);
-		host = sdp_urom_worker_host_find(w, dest_id);
+		urom_worker_ctrl_drain(w);
+		host = urom_worker_host_find(w, dest_id);
 	}
 
 	/*
@@ -405,8 +403,8 @@ static void sdp_urom_worker_handle_connect(struct sdp_urom_worker *w, ucp_ep_h e
 		sdp_warn("worker %lu: W_CONNECT for dest %lu rejected: %s",
 			 (unsigned long)w->worker_id, (unsigned long)dest_id,
 			 host == NULL ? "unknown dest id" : "wrong token");
-		sdp_urom_worker_reply_connect(w, ep, in->hdr.req_id, DOCA_ERROR_AUTHENTICATION,
-					      "token not valid for this dest id");
+		urom_worker_reply_connect(w, ep, in->hdr.req_id, DOCA_ERROR_AUTHENTICATION,
+					  "token not valid for this dest id");
 		return;
 	}
 
@@ -416,14 +414,13 @@ static void sdp_urom_worker_handle_connect(struct sdp_urom_worker *w, ucp_ep_h e
 	host->ep = ep;
 	sdp_debug("worker %lu: dest %lu connected", (unsigned long)w->worker_id,
 		  (unsigned long)dest_id);
-	sdp_urom_worker_reply_connect(w, ep, in->hdr.req_id, DOCA_SUCCESS, "");
+	urom_worker_reply_connect(w, ep, in->hdr.req_id, DOCA_SUCCESS, "");
 }
 
-static void sdp_urom_worker_handle_disconnect(struct sdp_urom_worker *w, ucp_ep_h ep,
-					      const struct sdp_urom_msg *in)
+static void urom_worker_handle_disconnect(struct sdp_urom_worker *w, ucp_ep_h ep,
+					  const struct sdp_urom_msg *in)
 {
-	struct sdp_urom_worker_host *host =
-		sdp_urom_worker_host_find(w, in->u.w_disconnect.dest_id);
+	struct sdp_urom_worker_host *host = urom_worker_host_find(w, in->u.w_disconnect.dest_id);
 
 	if (host == NULL || host->ep != ep) {
 		sdp_warn(
@@ -437,8 +434,8 @@ static void sdp_urom_worker_handle_disconnect(struct sdp_urom_worker *w, ucp_ep_
 		  (unsigned long)host->dest_id);
 }
 
-static void sdp_urom_worker_version_reject(struct sdp_urom_worker *w, ucp_ep_h ep,
-					   const struct sdp_urom_msg *in)
+static void urom_worker_version_reject(struct sdp_urom_worker *w, ucp_ep_h ep,
+				       const struct sdp_urom_msg *in)
 {
 	static const char software[] = "softdpu-urom-worker";
 	struct sdp_urom_msg msg;
@@ -454,18 +451,18 @@ static void sdp_urom_worker_version_reject(struct sdp_urom_worker *w, ucp_ep_h e
 	msg.u.version_reject.version = SDP_UROM_PROTO_VERSION;
 	msg.u.version_reject.software.data = (const uint8_t *)software;
 	msg.u.version_reject.software.len = sizeof(software) - 1;
-	(void)sdp_urom_worker_ep_send(w, ep, &msg);
+	(void)urom_worker_ep_send(w, ep, &msg);
 }
 
-static void sdp_urom_worker_handle_ep_msg(struct sdp_urom_worker *w, ucp_ep_h ep, const void *data,
-					  size_t len)
+static void urom_worker_handle_ep_msg(struct sdp_urom_worker *w, ucp_ep_h ep, const void *data,
+				      size_t len)
 {
 	struct sdp_urom_msg *msg = &w->msg;
 	doca_error_t status;
 
 	status = sdp_urom_msg_unpack(data, len, msg);
 	if (status == DOCA_ERROR_NOT_SUPPORTED) {
-		sdp_urom_worker_version_reject(w, ep, msg);
+		urom_worker_version_reject(w, ep, msg);
 		return;
 	}
 	if (status != DOCA_SUCCESS) {
@@ -476,13 +473,13 @@ static void sdp_urom_worker_handle_ep_msg(struct sdp_urom_worker *w, ucp_ep_h ep
 
 	switch (msg->hdr.type) {
 	case SDP_UROM_MSG_W_CMD:
-		sdp_urom_worker_handle_cmd(w, ep, msg);
+		urom_worker_handle_cmd(w, ep, msg);
 		break;
 	case SDP_UROM_MSG_W_CONNECT:
-		sdp_urom_worker_handle_connect(w, ep, msg);
+		urom_worker_handle_connect(w, ep, msg);
 		break;
 	case SDP_UROM_MSG_W_DISCONNECT:
-		sdp_urom_worker_handle_disconnect(w, ep, msg);
+		urom_worker_handle_disconnect(w, ep, msg);
 		break;
 	default:
 		sdp_warn("worker %lu: unexpected %s from a host, dropped",
@@ -495,14 +492,14 @@ static void sdp_urom_worker_handle_ep_msg(struct sdp_urom_worker *w, ucp_ep_h ep
  * Receive callback. sdp_ucx delivers messages after ucp_worker_progress has returned (never
  * from inside a UCX callback), so the handlers may send and call plugins right here.
  */
-static void sdp_urom_worker_recv(void *arg, ucp_ep_h reply_ep, const void *data, size_t len)
+static void urom_worker_recv(void *arg, ucp_ep_h reply_ep, const void *data, size_t len)
 {
-	sdp_urom_worker_handle_ep_msg(arg, reply_ep, data, len);
+	urom_worker_handle_ep_msg(arg, reply_ep, data, len);
 }
 
-static void sdp_urom_worker_add_host(struct sdp_urom_worker *w, const struct sdp_urom_msg *in)
+static void urom_worker_add_host(struct sdp_urom_worker *w, const struct sdp_urom_msg *in)
 {
-	struct sdp_urom_worker_host *host = sdp_urom_worker_host_find(w, in->u.sw_add_host.dest_id);
+	struct sdp_urom_worker_host *host = urom_worker_host_find(w, in->u.sw_add_host.dest_id);
 	struct sdp_urom_worker_host *hosts;
 	size_t cap;
 
@@ -535,9 +532,9 @@ static void sdp_urom_worker_add_host(struct sdp_urom_worker *w, const struct sdp
 		  (unsigned long)host->dest_id);
 }
 
-static void sdp_urom_worker_del_host(struct sdp_urom_worker *w, uint64_t dest_id)
+static void urom_worker_del_host(struct sdp_urom_worker *w, uint64_t dest_id)
 {
-	struct sdp_urom_worker_host *host = sdp_urom_worker_host_find(w, dest_id);
+	struct sdp_urom_worker_host *host = urom_worker_host_find(w, dest_id);
 
 	if (host == NULL) {
 		sdp_warn("worker %lu: SW_DEL_HOST for unknown dest %lu",
@@ -549,7 +546,7 @@ static void sdp_urom_worker_del_host(struct sdp_urom_worker *w, uint64_t dest_id
 		  (unsigned long)dest_id, w->num_hosts);
 }
 
-static void sdp_urom_worker_handle_ctrl_msg(struct sdp_urom_worker *w, size_t len)
+static void urom_worker_handle_ctrl_msg(struct sdp_urom_worker *w, size_t len)
 {
 	struct sdp_urom_msg *msg = &w->ctrl_msg;
 	doca_error_t status;
@@ -563,10 +560,10 @@ static void sdp_urom_worker_handle_ctrl_msg(struct sdp_urom_worker *w, size_t le
 
 	switch (msg->hdr.type) {
 	case SDP_UROM_MSG_SW_ADD_HOST:
-		sdp_urom_worker_add_host(w, msg);
+		urom_worker_add_host(w, msg);
 		break;
 	case SDP_UROM_MSG_SW_DEL_HOST:
-		sdp_urom_worker_del_host(w, msg->u.sw_del_host.dest_id);
+		urom_worker_del_host(w, msg->u.sw_del_host.dest_id);
 		break;
 	case SDP_UROM_MSG_SW_EXIT:
 		sdp_debug("worker %lu: exit requested, %zu hosts left", (unsigned long)w->worker_id,
@@ -581,7 +578,7 @@ static void sdp_urom_worker_handle_ctrl_msg(struct sdp_urom_worker *w, size_t le
 }
 
 /* Read every frame queued on the control socket (never blocks). */
-static void sdp_urom_worker_ctrl_drain(struct sdp_urom_worker *w)
+static void urom_worker_ctrl_drain(struct sdp_urom_worker *w)
 {
 	ssize_t n;
 
@@ -609,13 +606,13 @@ static void sdp_urom_worker_ctrl_drain(struct sdp_urom_worker *w)
 				  (unsigned long)w->worker_id, n, SDP_UROM_WORKER_CTRL_BUF);
 			continue;
 		}
-		sdp_urom_worker_handle_ctrl_msg(w, (size_t)n);
+		urom_worker_handle_ctrl_msg(w, (size_t)n);
 	}
 }
 
 /* Tell the service how start-up went: SW_READY {pid, status, worker address}. */
-static doca_error_t sdp_urom_worker_send_ready(struct sdp_urom_worker *w, doca_error_t result,
-					       const void *addr, size_t addr_len)
+static doca_error_t urom_worker_send_ready(struct sdp_urom_worker *w, doca_error_t result,
+					   const void *addr, size_t addr_len)
 {
 	struct sdp_urom_msg msg;
 
@@ -625,10 +622,10 @@ static doca_error_t sdp_urom_worker_send_ready(struct sdp_urom_worker *w, doca_e
 	msg.u.sw_ready.status = (uint32_t)result;
 	msg.u.sw_ready.worker_addr.data = addr;
 	msg.u.sw_ready.worker_addr.len = (uint32_t)addr_len;
-	return sdp_urom_worker_ctrl_send(w, &msg);
+	return urom_worker_ctrl_send(w, &msg);
 }
 
-static uint64_t sdp_urom_worker_outstanding(const struct sdp_urom_worker *w)
+static uint64_t urom_worker_outstanding(const struct sdp_urom_worker *w)
 {
 	uint64_t total = 0;
 	size_t i;
@@ -639,7 +636,7 @@ static uint64_t sdp_urom_worker_outstanding(const struct sdp_urom_worker *w)
 }
 
 /* SIGTERM / SIGINT end the loop like SW_EXIT, but at once: plugins still get closed. */
-static void sdp_urom_worker_signal_read(struct sdp_urom_worker *w)
+static void urom_worker_signal_read(struct sdp_urom_worker *w)
 {
 	struct signalfd_siginfo info;
 	ssize_t n;
@@ -651,7 +648,7 @@ static void sdp_urom_worker_signal_read(struct sdp_urom_worker *w)
 }
 
 /* Receive SIGTERM and SIGINT through a descriptor the loop polls. */
-static doca_error_t sdp_urom_worker_signals_init(struct sdp_urom_worker *w)
+static doca_error_t urom_worker_signals_init(struct sdp_urom_worker *w)
 {
 	sigset_t set;
 
@@ -670,7 +667,7 @@ static doca_error_t sdp_urom_worker_signals_init(struct sdp_urom_worker *w)
 	return DOCA_SUCCESS;
 }
 
-static uint64_t sdp_urom_worker_now_us(void)
+static uint64_t urom_worker_now_us(void)
 {
 	struct timespec ts;
 
@@ -678,7 +675,7 @@ static uint64_t sdp_urom_worker_now_us(void)
 	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
-static doca_error_t sdp_urom_worker_loop(struct sdp_urom_worker *w)
+static doca_error_t urom_worker_loop(struct sdp_urom_worker *w)
 {
 	struct epoll_event events[3];
 	int pending_ms = 0, timeout, busy, n, i, k;
@@ -693,13 +690,13 @@ static doca_error_t sdp_urom_worker_loop(struct sdp_urom_worker *w)
 				break;
 			busy = 1;
 		}
-		busy |= sdp_urom_worker_plugins_progress(w) > 0;
+		busy |= urom_worker_plugins_progress(w) > 0;
 
 		if (busy) {
 			timeout = 0;
 			pending_ms = 0;
-			last_active_us = sdp_urom_worker_now_us();
-		} else if (sdp_urom_worker_now_us() - last_active_us < SDP_UROM_WORKER_POLL_US) {
+			last_active_us = urom_worker_now_us();
+		} else if (urom_worker_now_us() - last_active_us < SDP_UROM_WORKER_POLL_US) {
 			/*
 			 * Traffic just passed: the next message usually follows within a few
 			 * microseconds, and catching it without sleeping spares both sides a
@@ -708,7 +705,7 @@ static doca_error_t sdp_urom_worker_loop(struct sdp_urom_worker *w)
 			if (++poll_rounds % SDP_UROM_WORKER_POLL_FD_ROUNDS != 0)
 				continue;
 			timeout = 0;
-		} else if (sdp_urom_worker_outstanding(w) > 0) {
+		} else if (urom_worker_outstanding(w) > 0) {
 			pending_ms = pending_ms == 0 ? 1 : pending_ms * 2;
 			if (pending_ms > SDP_UROM_WORKER_PENDING_MAX_MS)
 				pending_ms = SDP_UROM_WORKER_PENDING_MAX_MS;
@@ -734,9 +731,9 @@ static doca_error_t sdp_urom_worker_loop(struct sdp_urom_worker *w)
 		}
 		for (i = 0; i < n; i++) {
 			if (events[i].data.fd == w->ctrl_fd)
-				sdp_urom_worker_ctrl_drain(w);
+				urom_worker_ctrl_drain(w);
 			else if (events[i].data.fd == w->sigfd)
-				sdp_urom_worker_signal_read(w);
+				urom_worker_signal_read(w);
 		}
 	}
 
@@ -747,7 +744,7 @@ static doca_error_t sdp_urom_worker_loop(struct sdp_urom_worker *w)
 	return DOCA_SUCCESS;
 }
 
-static doca_error_t sdp_urom_worker_epoll_add(struct sdp_urom_worker *w, int fd)
+static doca_error_t urom_worker_epoll_add(struct sdp_urom_worker *w, int fd)
 {
 	struct epoll_event ev;
 
@@ -763,8 +760,8 @@ static doca_error_t sdp_urom_worker_epoll_add(struct sdp_urom_worker *w, int fd)
 }
 
 /* Load and open every plugin; the first failure stops and is returned. */
-static doca_error_t sdp_urom_worker_plugins_start(struct sdp_urom_worker *w,
-						  const struct sdp_urom_worker_params *params)
+static doca_error_t urom_worker_plugins_start(struct sdp_urom_worker *w,
+					      const struct sdp_urom_worker_params *params)
 {
 	doca_error_t status;
 	size_t i, j;
@@ -801,7 +798,7 @@ static doca_error_t sdp_urom_worker_plugins_start(struct sdp_urom_worker *w,
 	return DOCA_SUCCESS;
 }
 
-static void sdp_urom_worker_cleanup(struct sdp_urom_worker *w)
+static void urom_worker_cleanup(struct sdp_urom_worker *w)
 {
 	size_t i;
 
@@ -861,10 +858,10 @@ doca_error_t sdp_urom_worker_run(const struct sdp_urom_worker_params *params)
 	 * are blocked first, before UCX and the plugins start threads that would inherit an
 	 * unblocked mask and take SIGTERM's default action for the whole process.
 	 */
-	ready_status = sdp_urom_worker_signals_init(&w);
+	ready_status = urom_worker_signals_init(&w);
 	if (ready_status != DOCA_SUCCESS)
 		goto out_report;
-	ready_status = sdp_urom_worker_plugins_start(&w, params);
+	ready_status = urom_worker_plugins_start(&w, params);
 	if (ready_status != DOCA_SUCCESS)
 		goto out_report;
 
@@ -873,7 +870,7 @@ doca_error_t sdp_urom_worker_run(const struct sdp_urom_worker_params *params)
 	if (ready_status != DOCA_SUCCESS)
 		goto out_report;
 	ready_status = sdp_ucx_worker_init(&w.ucx, w.ucp_context, UCS_THREAD_MODE_SINGLE,
-					   sdp_urom_worker_recv, &w);
+					   urom_worker_recv, &w);
 	if (ready_status != DOCA_SUCCESS)
 		goto out_report;
 	w.ucx_ready = 1;
@@ -889,18 +886,18 @@ doca_error_t sdp_urom_worker_run(const struct sdp_urom_worker_params *params)
 		ready_status = DOCA_ERROR_OPERATING_SYSTEM;
 		goto out_report;
 	}
-	ready_status = sdp_urom_worker_epoll_add(&w, w.ctrl_fd);
+	ready_status = urom_worker_epoll_add(&w, w.ctrl_fd);
 	if (ready_status != DOCA_SUCCESS)
 		goto out_report;
-	ready_status = sdp_urom_worker_epoll_add(&w, w.ucx.efd);
+	ready_status = urom_worker_epoll_add(&w, w.ucx.efd);
 	if (ready_status != DOCA_SUCCESS)
 		goto out_report;
-	ready_status = sdp_urom_worker_epoll_add(&w, w.sigfd);
+	ready_status = urom_worker_epoll_add(&w, w.sigfd);
 
 out_report:
-	status = sdp_urom_worker_send_ready(&w, ready_status,
-					    ready_status == DOCA_SUCCESS ? addr : NULL,
-					    ready_status == DOCA_SUCCESS ? addr_len : 0);
+	status =
+		urom_worker_send_ready(&w, ready_status, ready_status == DOCA_SUCCESS ? addr : NULL,
+				       ready_status == DOCA_SUCCESS ? addr_len : 0);
 	free(addr);
 	if (ready_status != DOCA_SUCCESS) {
 		status = ready_status;
@@ -911,9 +908,9 @@ out_report:
 
 	sdp_info("worker %lu: ready, pid %d, %zu plugins, message size %zu",
 		 (unsigned long)w.worker_id, (int)getpid(), w.num_plugins, w.max_msg_size);
-	status = sdp_urom_worker_loop(&w);
+	status = urom_worker_loop(&w);
 
 out_cleanup:
-	sdp_urom_worker_cleanup(&w);
+	urom_worker_cleanup(&w);
 	return status;
 }
