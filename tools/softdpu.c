@@ -321,6 +321,7 @@ static int cli_wait(struct cli_conn *c, const char *addr, uint64_t deadline, uin
 {
 	doca_error_t status = DOCA_SUCCESS;
 	uint64_t now;
+	char why[160];
 	int made;
 
 	free(c->data);
@@ -344,14 +345,14 @@ static int cli_wait(struct cli_conn *c, const char *addr, uint64_t deadline, uin
 			addr);
 		return -1;
 	}
-	status = sdp_urom_msg_unpack(c->data, c->len, msg);
+	status = sdp_urom_msg_unpack_why(c->data, c->len, msg, why, sizeof(why));
 	if (status == DOCA_ERROR_NOT_SUPPORTED) {
 		cli_err("softdpu-uromd at %s speaks UROM protocol version %u, this tool %u", addr,
 			msg->hdr.version, SDP_UROM_PROTO_VERSION);
 		return -1;
 	}
 	if (status != DOCA_SUCCESS) {
-		cli_err("malformed answer from %s", addr);
+		cli_err("malformed answer from %s: %s", addr, why);
 		return -1;
 	}
 	if (msg->hdr.type == SDP_UROM_MSG_VERSION_REJECT) {

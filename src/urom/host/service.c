@@ -231,6 +231,7 @@ static int svc_frame(void *arg, const uint8_t *data, size_t len)
 	struct sdp_urom_msg *msg;
 	struct sdp_urom_req *req;
 	doca_error_t status;
+	char why[160];
 
 	msg = malloc(sizeof(*msg));
 	if (msg == NULL) {
@@ -238,7 +239,7 @@ static int svc_frame(void *arg, const uint8_t *data, size_t len)
 			  sizeof(*msg));
 		return 0;
 	}
-	status = sdp_urom_msg_unpack(data, len, msg);
+	status = sdp_urom_msg_unpack_why(data, len, msg, why, sizeof(why));
 	if (status == DOCA_ERROR_NOT_SUPPORTED) {
 		sdp_error("UROM protocol mismatch: this host library speaks version %u, the "
 			  "service at %s speaks version %u",
@@ -247,8 +248,8 @@ static int svc_frame(void *arg, const uint8_t *data, size_t len)
 		goto out;
 	}
 	if (status != DOCA_SUCCESS) {
-		sdp_warn("malformed message of %zu bytes from the service at %s dropped", len,
-			 svc->addr_str);
+		sdp_warn("malformed message from the service at %s dropped: %s", svc->addr_str,
+			 why);
 		goto out;
 	}
 

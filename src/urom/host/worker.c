@@ -100,9 +100,10 @@ static void worker_recv(void *arg, ucp_ep_h reply_ep, const void *data, size_t l
 	struct sdp_urom_msg msg_buf; /* unpack writes only what the type uses */
 	struct sdp_urom_msg *msg = &msg_buf;
 	doca_error_t status;
+	char why[160];
 
 	(void)reply_ep;
-	status = sdp_urom_msg_unpack(data, len, msg);
+	status = sdp_urom_msg_unpack_why(data, len, msg, why, sizeof(why));
 	if (status == DOCA_ERROR_NOT_SUPPORTED) {
 		sdp_error("UROM protocol mismatch: this host library speaks version %u, worker "
 			  "%lu speaks version %u",
@@ -114,8 +115,8 @@ static void worker_recv(void *arg, ucp_ep_h reply_ep, const void *data, size_t l
 		return;
 	}
 	if (status != DOCA_SUCCESS) {
-		sdp_warn("worker %lu: malformed message of %zu bytes dropped",
-			 (unsigned long)worker->id, len);
+		sdp_warn("worker %lu: malformed message dropped: %s", (unsigned long)worker->id,
+			 why);
 		return;
 	}
 

@@ -10,6 +10,8 @@
  */
 #include "sdp_urom_proto.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "sdp_log.h"
@@ -599,7 +601,21 @@ static size_t urom_body_size(uint16_t type)
 	}
 }
 
-doca_error_t sdp_urom_msg_unpack(const void *buf, size_t len, struct sdp_urom_msg *msg)
+/* The reason of a refusal into why (when the caller wants it). */
+static void __attribute__((format(printf, 3, 4)))
+unpack_why(char *why, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (why == NULL || size == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(why, size, fmt, ap);
+	va_end(ap);
+}
+
+doca_error_t sdp_urom_msg_unpack_why(const void *buf, size_t len, struct sdp_urom_msg *msg,
+				     char *why, size_t why_size)
 {
 	struct sdp_rd r = {.p = buf, .left = len, .bad = NULL};
 	struct sdp_urom_msg out;
@@ -610,8 +626,8 @@ doca_error_t sdp_urom_msg_unpack(const void *buf, size_t len, struct sdp_urom_ms
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	if (len < SDP_UROM_HDR_LEN) {
-		sdp_error("message of %zu bytes is shorter than the %d-byte header", len,
-			  SDP_UROM_HDR_LEN);
+		unpack_why(why, why_size, "message of %zu bytes is shorter than the %d-byte header",
+			   len, SDP_UROM_HDR_LEN);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	memset(&out.hdr, 0, sizeof(out.hdr));
@@ -621,8 +637,8 @@ doca_error_t sdp_urom_msg_unpack(const void *buf, size_t len, struct sdp_urom_ms
 	out.hdr.req_id = rd_u64(&r, "req_id");
 	out.hdr.body_len = rd_u32(&r, "body_len");
 	if (out.hdr.magic != SDP_UROM_MAGIC) {
-		sdp_error("message has bad magic 0x%08x (expected 0x%08x)", out.hdr.magic,
-			  SDP_UROM_MAGIC);
+		unpack_why(why, why_size, "message has bad magic 0x%08x (expected 0x%08x)",
+			   out.hdr.magic, SDP_UROM_MAGIC);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	if (out.hdr.version != SDP_UROM_PROTO_VERSION) {
@@ -643,28 +659,34 @@ doca_error_t sdp_urom_msg_unpack(const void *buf, size_t len, struct sdp_urom_ms
 		return DOCA_ERROR_NOT_SUPPORTED;
 	}
 	if (out.hdr.body_len != r.left) {
-		sdp_error("%s message: header announces a %u-byte body, %zu bytes follow",
-			  sdp_urom_msg_type_name(out.hdr.type), out.hdr.body_len, r.left);
+		unpack_why(why, why_size,
+			   "%s message: header announces a %u-byte body, %zu bytes follow",
+			   sdp_urom_msg_type_name(out.hdr.type), out.hdr.body_len, r.left);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	body_size = urom_body_size(out.hdr.type);
 	memset(&out.u, 0, body_size);
 	if (!urom_body_read(&r, &out)) {
-		sdp_error("message of unknown type %u", out.hdr.type);
+		unpack_why(why, why_size, "message of unknown type %u", out.hdr.type);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	if (r.bad != NULL) {
-		sdp_error("malformed %s message of %zu bytes: field %s",
-			  sdp_urom_msg_type_name(out.hdr.type), len, r.bad);
+		unpack_why(why, why_size, "malformed %s message of %zu bytes: field %s",
+			   sdp_urom_msg_type_name(out.hdr.type), len, r.bad);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	if (r.left != 0) {
-		sdp_error("malformed %s message: %zu trailing bytes",
-			  sdp_urom_msg_type_name(out.hdr.type), r.left);
+		unpack_why(why, why_size, "malformed %s message: %zu trailing bytes",
+			   sdp_urom_msg_type_name(out.hdr.type), r.left);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	memcpy(msg, &out, offsetof(struct sdp_urom_msg, u) + body_size);
 	return DOCA_SUCCESS;
+}
+
+doca_error_t sdp_urom_msg_unpack(const void *buf, size_t len, struct sdp_urom_msg *msg)
+{
+	return sdp_urom_msg_unpack_why(buf, len, msg, NULL, 0);
 }
 
 uint64_t sdp_urom_gid_reply_id(const struct sdp_urom_msg *msg, uint32_t i)

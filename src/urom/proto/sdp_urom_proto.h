@@ -223,12 +223,15 @@ size_t sdp_urom_msg_packed_size(const struct sdp_urom_msg *msg);
  * Parse one message. DOCA_ERROR_NOT_SUPPORTED when the header is well formed but carries
  * another protocol version (msg->hdr is filled so the caller can log and answer it; for a
  * VERSION_REJECT, whose layout every version keeps, msg->u.version_reject too when its body is
- * well formed, else zeroes); DOCA_ERROR_INVALID_VALUE for anything malformed, logged here with
- * the field at fault (callers add only who sent it). A version mismatch is not logged here.
- * Never reads beyond len; msg is untouched on INVALID_VALUE. On success only hdr and the union
- * member of hdr.type are written (fields the message lacks read zero); the rest of msg->u keeps
- * what it held.
+ * well formed, else zeroes); DOCA_ERROR_INVALID_VALUE for anything malformed. Nothing is logged
+ * here: the bytes come from a peer and only the caller knows which one, so the caller logs once,
+ * naming the peer and the reason that sdp_urom_msg_unpack_why() wrote into why (the field at
+ * fault; why may be NULL). Never reads beyond len; msg is untouched on INVALID_VALUE. On success
+ * only hdr and the union member of hdr.type are written (fields the message lacks read zero);
+ * the rest of msg->u keeps what it held.
  */
+doca_error_t sdp_urom_msg_unpack_why(const void *buf, size_t len, struct sdp_urom_msg *msg,
+				     char *why, size_t why_size);
 doca_error_t sdp_urom_msg_unpack(const void *buf, size_t len, struct sdp_urom_msg *msg);
 
 /* Read the little-endian u64 number i of a gid reply. */

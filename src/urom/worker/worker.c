@@ -459,15 +459,16 @@ static void urom_worker_handle_ep_msg(struct sdp_urom_worker *w, ucp_ep_h ep, co
 {
 	struct sdp_urom_msg *msg = &w->msg;
 	doca_error_t status;
+	char why[160];
 
-	status = sdp_urom_msg_unpack(data, len, msg);
+	status = sdp_urom_msg_unpack_why(data, len, msg, why, sizeof(why));
 	if (status == DOCA_ERROR_NOT_SUPPORTED) {
 		urom_worker_version_reject(w, ep, msg);
 		return;
 	}
 	if (status != DOCA_SUCCESS) {
-		sdp_warn("worker %lu: malformed message of %zu bytes from a host, dropped",
-			 (unsigned long)w->worker_id, len);
+		sdp_warn("worker %lu: malformed message from a host dropped: %s",
+			 (unsigned long)w->worker_id, why);
 		return;
 	}
 
@@ -550,11 +551,13 @@ static void urom_worker_handle_ctrl_msg(struct sdp_urom_worker *w, size_t len)
 {
 	struct sdp_urom_msg *msg = &w->ctrl_msg;
 	doca_error_t status;
+	char why[160];
 
-	status = sdp_urom_msg_unpack(w->ctrl_buf, len, msg);
+	status = sdp_urom_msg_unpack_why(w->ctrl_buf, len, msg, why, sizeof(why));
 	if (status != DOCA_SUCCESS) {
-		sdp_error("worker %lu: bad message of %zu bytes from the service (%s), dropped",
-			  (unsigned long)w->worker_id, len, doca_error_get_name(status));
+		sdp_error("worker %lu: bad message of %zu bytes from the service dropped: %s",
+			  (unsigned long)w->worker_id, len,
+			  status == DOCA_ERROR_NOT_SUPPORTED ? "another protocol version" : why);
 		return;
 	}
 
