@@ -9,6 +9,9 @@
  *   - random byte strings (half of them behind a valid header start) for a bounded time;
  *   - idle connections that never speak (more than the pre-authentication limit): a real host
  *     still gets in;
+ *   - a flood of rejected connections that never read, against a daemon with few descriptors
+ *     (RLIMIT_NOFILE 48): the daemon neither spins (CPU over a quiet second) nor fills its log
+ *     (warnings about unauthenticated peers are limited), and a host gets in afterwards;
  *   - afterwards `softdpu service status` (the CLI) and a real host context still work;
  *   - the TCP ports a worker process listens on (UCX's TCP transport, reached only through
  *     the worker address the service hands out after authentication) get the same junk: the
@@ -22,6 +25,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 
 #include "sdp_urom_proto.h"
@@ -30,7 +34,8 @@
 #include "worker_graph.h"
 
 #define JUNK_SECONDS 3
-#define IDLE_CONNS 80 /* more than the service's pre-authentication limit (64) */
+#define IDLE_CONNS 80		 /* more than the service's pre-authentication limit (64) */
+#define UROMD_PEER_WARN_LIMIT 10 /* the service's UROMD_PEER_WARN_PER_S */
 
 static struct t_uromd d;
 
@@ -203,6 +208,118 @@ static void test_idle_conns(void)
 	T_TRUE(t_uromd_alive(&d));
 }
 
+/* utime + stime of pid in clock ticks, -1 when unreadable. */
+static long proc_cpu_ticks(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long ut, st;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (t_read_file(path, buf, sizeof(buf)) <= 0)
+		return -1;
+	p = strrchr(buf, ')'); /* the command name may hold spaces */
+	if (p == NULL ||
+	    sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2)
+		return -1;
+	return (long)(ut + st);
+}
+
+static long file_lines(const char *path)
+{
+	FILE *f = fopen(path, "re");
+	long n = 0;
+	int c;
+
+	if (f == NULL)
+		return -1;
+	while ((c = fgetc(f)) != EOF)
+		n += c == '\n';
+	fclose(f);
+	return n;
+}
+
+/*
+ * A daemon with 48 descriptors, flooded with connections that send a framed but malformed
+ * HELLO (each is answered with REJECT and lingers) and never read: accept runs out of
+ * descriptors. The daemon must not spin on its readable listener nor log each failure.
+ */
+static void test_flood_few_fds(void)
+{
+	enum {
+		FLOOD = 200
+	};
+	struct rlimit old, lim = {.rlim_cur = 48, .rlim_max = 48};
+	static struct t_uromd f;
+	static int fds[FLOOD];
+	uint8_t hello[SDP_UROM_HDR_LEN];
+	long cpu0, cpu1, lines0, lines1, hz = sysconf(_SC_CLK_TCK);
+	int64_t t0;
+	struct t_svc s;
+	int n = 0;
+
+	T_EQ_INT(getrlimit(RLIMIT_NOFILE, &old), 0);
+	lim.rlim_max = old.rlim_max;
+	T_EQ_INT(setrlimit(RLIMIT_NOFILE, &lim), 0);
+	if (t_uromd_start(&f, NULL) != 0) {
+		setrlimit(RLIMIT_NOFILE, &old);
+		t_fail("daemon with 48 descriptors did not start");
+		return;
+	}
+	T_EQ_INT(setrlimit(RLIMIT_NOFILE, &old), 0);
+	put_hdr(hello, SDP_UROM_MSG_HELLO, 0);
+	for (int i = 0; i < FLOOD; i++) {
+		struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(f.port)};
+		int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+
+		sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		if (fd < 0)
+			break;
+		/* Non-blocking: the backlog fills while the daemon cannot accept. */
+		(void)connect(fd, (struct sockaddr *)&sa, sizeof(sa));
+		(void)send(fd, hello, sizeof(hello), MSG_NOSIGNAL);
+		fds[n++] = fd;
+	}
+	/* Let the daemon chew on it, then watch one quiet second. */
+	t0 = t_now_ms();
+	while (t_now_ms() - t0 < 500)
+		t_sleep_ms(50);
+	cpu0 = proc_cpu_ticks(f.pid);
+	lines0 = file_lines(f.log_file);
+	t0 = t_now_ms();
+	while (t_now_ms() - t0 < 1000)
+		t_sleep_ms(50);
+	cpu1 = proc_cpu_ticks(f.pid);
+	lines1 = file_lines(f.log_file);
+	printf("# flood of %d: daemon CPU %ld ticks (of %ld) and %ld log lines in the quiet "
+	       "second\n",
+	       n, cpu1 - cpu0, hz, lines1 - lines0);
+	T_TRUE(cpu0 >= 0 && cpu1 >= 0);
+	if (cpu1 - cpu0 > hz / 2)
+		t_fail("the daemon spun: %ld of %ld ticks in one second", cpu1 - cpu0, hz);
+	if (lines1 - lines0 > 4 * UROMD_PEER_WARN_LIMIT)
+		t_fail("the daemon logged %ld lines in one second", lines1 - lines0);
+	T_TRUE(t_uromd_alive(&f));
+	for (int i = 0; i < n; i++)
+		close(fds[i]);
+	/* Descriptors come back: a real host gets in (bounded by the service's own timers). */
+	{
+		doca_error_t st = DOCA_ERROR_NOT_CONNECTED;
+
+		t0 = t_now_ms();
+		while (st != DOCA_SUCCESS && t_now_ms() - t0 < 5000) {
+			st = t_svc_open(&s, 0);
+			if (st != DOCA_SUCCESS) {
+				t_svc_close(&s);
+				t_sleep_ms(100);
+			}
+		}
+		T_OK(st);
+		t_svc_close(&s);
+	}
+	t_uromd_stop(&f);
+	t_uromd_export_env(&d); /* the first daemon's address for what follows */
+}
+
 /* `softdpu service status --json` against the daemon: exit 0 and "running": true. */
 static void test_cli_status(void)
 {
@@ -355,6 +472,7 @@ int main(void)
 	test_named_inputs();
 	test_random_junk();
 	test_idle_conns();
+	test_flood_few_fds();
 	test_cli_status();
 	/* A real host after all that, and its worker's own ports. */
 	T_OK(t_svc_open(&s, 0));

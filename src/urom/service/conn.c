@@ -37,6 +37,35 @@ SDP_LOG_COMPONENT("uromd");
 
 static const char uromd_software[] = "softdpu " SOFTDPU_VERSION;
 
+/*
+ * Whether a warning about conn may be logged: always for an authenticated host; for a peer that
+ * has not authenticated at most UROMD_PEER_WARN_PER_S a second (a flood of junk must not fill
+ * the log), the dropped ones counted and reported when the next second begins.
+ */
+static int peer_warn_ok(struct uromd *d, const struct uromd_conn *conn)
+{
+	uint64_t now;
+
+	if (conn != NULL && !conn->preauth)
+		return 1;
+	now = uromd_now_ms();
+	if (now - d->peer_warn_window_ms >= 1000) {
+		if (d->peer_warn_dropped > 0)
+			sdp_warn("%" PRIu64 " more warnings about unauthenticated peers not logged "
+				 "(at most %d a second)",
+				 d->peer_warn_dropped, UROMD_PEER_WARN_PER_S);
+		d->peer_warn_window_ms = now;
+		d->peer_warn_count = 0;
+		d->peer_warn_dropped = 0;
+	}
+	if (d->peer_warn_count < UROMD_PEER_WARN_PER_S) {
+		d->peer_warn_count++;
+		return 1;
+	}
+	d->peer_warn_dropped++;
+	return 0;
+}
+
 /* Keep EPOLLOUT in the set exactly while output is queued. */
 static void conn_update_events(struct uromd *d, struct uromd_conn *conn)
 {
@@ -121,11 +150,12 @@ static void conn_handle_hello(struct uromd *d, struct uromd_conn *conn,
 
 	if (msg->u.hello.min_version > SDP_UROM_PROTO_VERSION ||
 	    msg->u.hello.max_version < SDP_UROM_PROTO_VERSION) {
-		sdp_warn(
-			"host %s speaks UROM protocol versions %u..%u, this service speaks %u (%s); "
-			"rejected",
-			conn->peer, msg->u.hello.min_version, msg->u.hello.max_version,
-			SDP_UROM_PROTO_VERSION, uromd_software);
+		if (peer_warn_ok(d, conn))
+			sdp_warn(
+				"host %s speaks UROM protocol versions %u..%u, this service speaks %u (%s); "
+				"rejected",
+				conn->peer, msg->u.hello.min_version, msg->u.hello.max_version,
+				SDP_UROM_PROTO_VERSION, uromd_software);
 		conn_version_reject(d, conn, msg->hdr.req_id);
 		return;
 	}
@@ -163,9 +193,11 @@ static void conn_handle_auth(struct uromd *d, struct uromd_conn *conn,
 
 	if (sdp_urom_auth_verify(d->secret, "host", conn->server_nonce, conn->client_nonce,
 				 msg->u.auth.mac) != DOCA_SUCCESS) {
-		sdp_warn("host %s (hostname %s, pid %u, uid %u) failed authentication: its secret "
-			 "differs from this service's; rejected",
-			 conn->peer, conn->hostname, conn->pid, conn->uid);
+		if (peer_warn_ok(d, conn))
+			sdp_warn(
+				"host %s (hostname %s, pid %u, uid %u) failed authentication: its secret "
+				"differs from this service's; rejected",
+				conn->peer, conn->hostname, conn->pid, conn->uid);
 		conn_reject(
 			d, conn, msg->hdr.req_id, DOCA_ERROR_AUTHENTICATION,
 			"authentication failed: the host's secret does not match the service's");
@@ -263,20 +295,25 @@ static int conn_frame(void *arg, const uint8_t *data, size_t len)
 	struct uromd *d = conn->d;
 	struct sdp_urom_msg msg;
 	doca_error_t status;
+	char why[160];
 
 	if (conn->state == UROMD_CONN_DOOMED)
 		return 0; /* lingering: input is read and dropped */
-	status = sdp_urom_msg_unpack(data, len, &msg);
+	status = sdp_urom_msg_unpack_why(data, len, &msg, why, sizeof(why));
 	if (status == DOCA_ERROR_NOT_SUPPORTED) {
-		sdp_warn("host %s speaks UROM protocol version %u, this service speaks %u (%s); "
-			 "rejected",
-			 conn->peer, msg.hdr.version, SDP_UROM_PROTO_VERSION, uromd_software);
+		if (peer_warn_ok(d, conn))
+			sdp_warn(
+				"host %s speaks UROM protocol version %u, this service speaks %u (%s); "
+				"rejected",
+				conn->peer, msg.hdr.version, SDP_UROM_PROTO_VERSION,
+				uromd_software);
 		conn_version_reject(d, conn, msg.hdr.req_id);
 		return 0;
 	}
 	if (status != DOCA_SUCCESS) {
-		sdp_warn("host %s sent a malformed message (%zu bytes); closing the connection",
-			 conn->peer, len);
+		if (peer_warn_ok(d, conn))
+			sdp_warn("host %s sent a malformed message (%s); closing the connection",
+				 conn->peer, why);
 		conn_reject(d, conn, 0, DOCA_ERROR_INVALID_VALUE, "malformed message");
 		return 0;
 	}
@@ -317,8 +354,9 @@ static int conn_frame(void *arg, const uint8_t *data, size_t len)
 	case UROMD_CONN_DOOMED:
 		return 0;
 	}
-	sdp_warn("host %s sent %s out of turn; closing the connection", conn->peer,
-		 sdp_urom_msg_type_name(msg.hdr.type));
+	if (peer_warn_ok(d, conn))
+		sdp_warn("host %s sent %s out of turn; closing the connection", conn->peer,
+			 sdp_urom_msg_type_name(msg.hdr.type));
 	conn_reject(d, conn, msg.hdr.req_id,
 		    conn->state == UROMD_CONN_READY ? DOCA_ERROR_NOT_SUPPORTED :
 						      DOCA_ERROR_NOT_PERMITTED,
@@ -364,7 +402,7 @@ void uromd_conn_event(struct uromd *d, struct uromd_conn *conn, uint32_t events)
 		status = sdp_urom_chan_read(&conn->chan, conn_frame, conn, &made);
 		if (status == DOCA_ERROR_INVALID_VALUE) {
 			/* Not a UROM stream (junk, a scanner, an oversized frame): no reply. */
-			if (conn->state != UROMD_CONN_DOOMED)
+			if (conn->state != UROMD_CONN_DOOMED && peer_warn_ok(d, conn))
 				sdp_warn("host %s sent bytes that are not a UROM frame of at most "
 					 "%zu bytes; closing the connection",
 					 conn->peer, conn->chan.rx.max_frame);
@@ -409,18 +447,56 @@ static void conn_evict_oldest_preauth(struct uromd *d)
 {
 	struct uromd_conn *oldest = NULL;
 
-	for (struct uromd_conn *c = d->conns; c != NULL; c = c->next)
-		if (c->preauth && c->state != UROMD_CONN_DOOMED &&
-		    (oldest == NULL || c->deadline_ms < oldest->deadline_ms))
+	/*
+	 * Lingering rejected ones first (they were answered already), then the one whose handshake
+	 * deadline comes first. Either way it still holds a descriptor and counts in num_preauth.
+	 */
+	for (struct uromd_conn *c = d->conns; c != NULL; c = c->next) {
+		int doomed = c->state == UROMD_CONN_DOOMED, odoomed;
+
+		if (!c->preauth || c->peer_failed)
+			continue;
+		odoomed = oldest != NULL && oldest->state == UROMD_CONN_DOOMED;
+		if (oldest == NULL || (doomed && !odoomed) ||
+		    (doomed == odoomed && c->deadline_ms < oldest->deadline_ms))
 			oldest = c;
+	}
 	if (oldest == NULL)
 		return;
-	sdp_debug("host %s: dropped unauthenticated, %d connections wait to authenticate",
-		  oldest->peer, UROMD_MAX_PREAUTH_CONNS);
+	sdp_debug("host %s: dropped unauthenticated, %zu connections wait to authenticate",
+		  oldest->peer, d->num_preauth);
 	/* Closed by the timers, never here: the epoll batch in hand may still name it. */
 	oldest->preauth = 0;
 	d->num_preauth--;
 	conn_fail(oldest);
+}
+
+/* Stop watching the listener for UROMD_ACCEPT_PAUSE_MS (uromd_conn_timers resumes). */
+static void conn_accept_pause(struct uromd *d)
+{
+	if (d->listen_resume_ms != 0 || d->listen_fd < 0)
+		return;
+	if (epoll_ctl(d->epfd, EPOLL_CTL_DEL, d->listen_fd, NULL) != 0) {
+		sdp_error("epoll_ctl(listening socket) failed: %m");
+		return;
+	}
+	d->listen_resume_ms = uromd_now_ms() + UROMD_ACCEPT_PAUSE_MS;
+}
+
+static void conn_accept_resume(struct uromd *d)
+{
+	struct epoll_event ev;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.events = EPOLLIN;
+	ev.data.ptr = &d->listen_kind;
+	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, d->listen_fd, &ev) != 0) {
+		sdp_error("epoll_ctl(listening socket) failed: %m; retrying in %d ms",
+			  UROMD_ACCEPT_PAUSE_MS);
+		d->listen_resume_ms = uromd_now_ms() + UROMD_ACCEPT_PAUSE_MS;
+		return;
+	}
+	d->listen_resume_ms = 0;
 }
 
 /* Accept one waiting connection; nonzero while there may be more. */
@@ -439,13 +515,22 @@ static int conn_accept_one(struct uromd *d)
 			return 0;
 		if (errno == EINTR || errno == ECONNABORTED)
 			return 1;
-		/* EMFILE and friends: the next readiness tries again; say it once per burst. */
-		sdp_warn("accept on the service port failed: %m");
+		/*
+		 * EMFILE and friends: the listener stays readable, so waiting on it would spin.
+		 * Leave the epoll set for a while and free a descriptor held by a peer that has
+		 * not authenticated.
+		 */
+		if (peer_warn_ok(d, NULL))
+			sdp_warn("accept on the service port failed: %m; not accepting for %d ms",
+				 UROMD_ACCEPT_PAUSE_MS);
+		conn_accept_pause(d);
+		if (d->num_preauth > 0)
+			conn_evict_oldest_preauth(d);
 		return 0;
 	}
 	sdp_urom_sockaddr_str((struct sockaddr *)&ss, peer, sizeof(peer));
 	if (d->stopping || d->num_conns >= UROMD_MAX_CONNS) {
-		if (!d->stopping)
+		if (!d->stopping && peer_warn_ok(d, NULL))
 			sdp_warn("connection from %s refused: %zu connections, at most %d", peer,
 				 d->num_conns, UROMD_MAX_CONNS);
 		close(fd);
@@ -500,6 +585,11 @@ uint64_t uromd_conn_timers(struct uromd *d, uint64_t now)
 	struct uromd_conn *conn = d->conns, *next;
 	uint64_t deadline = 0;
 
+	if (d->listen_resume_ms != 0 && now >= d->listen_resume_ms)
+		conn_accept_resume(d);
+	if (d->listen_resume_ms != 0)
+		deadline = d->listen_resume_ms;
+
 	for (; conn != NULL; conn = next) {
 		next = conn->next;
 		if (conn->deadline_ms == 0)
@@ -514,8 +604,9 @@ uint64_t uromd_conn_timers(struct uromd *d, uint64_t now)
 				deadline = conn->deadline_ms;
 			continue;
 		}
-		sdp_warn("host %s did not complete the handshake within %d ms; closing", conn->peer,
-			 UROMD_HANDSHAKE_MS);
+		if (peer_warn_ok(d, conn))
+			sdp_warn("host %s did not complete the handshake within %d ms; closing",
+				 conn->peer, UROMD_HANDSHAKE_MS);
 		conn_fail(conn);
 		deadline = now;
 	}
@@ -567,7 +658,8 @@ void uromd_conn_listen_close(struct uromd *d)
 {
 	if (d->listen_fd < 0)
 		return;
-	epoll_ctl(d->epfd, EPOLL_CTL_DEL, d->listen_fd, NULL);
+	if (d->listen_resume_ms == 0)
+		epoll_ctl(d->epfd, EPOLL_CTL_DEL, d->listen_fd, NULL);
 	close(d->listen_fd);
 	d->listen_fd = -1;
 }

@@ -41,6 +41,10 @@
  * closed at once. */
 #define UROMD_MAX_PREAUTH_CONNS 64
 #define UROMD_MAX_CONNS 4096
+/* Out of descriptors (EMFILE...): accept pauses this long (the listener leaves the epoll set). */
+#define UROMD_ACCEPT_PAUSE_MS 100
+/* Warnings about unauthenticated peers a second; the rest are counted and reported. */
+#define UROMD_PEER_WARN_PER_S 10
 /* Fresh ids for DOCA_UROM_WORKER_ID_ANY start here, far from ids applications pick. */
 #define UROMD_ANY_ID_BASE (1ULL << 62)
 #define UROMD_WORKER_ID_ANY UINT64_MAX
@@ -191,6 +195,11 @@ struct uromd {
 
 	struct uromd_conn *conns;
 	size_t num_conns, num_preauth;
+	uint64_t listen_resume_ms; /* accept paused (out of descriptors) until then; 0 = not */
+	/* warnings about peers that have not authenticated: at most UROMD_PEER_WARN_PER_S a second */
+	uint64_t peer_warn_window_ms;
+	uint32_t peer_warn_count;
+	uint64_t peer_warn_dropped;
 	struct uromd_worker *workers;
 	struct uromd_gone *gone; /* see struct uromd_gone */
 	size_t num_gone;
