@@ -1,8 +1,8 @@
 /*
  * softdpu: DOCA DPDK bridge (doca_dpdk.h).
  *
- * softdpu does not implement the DPDK bridge yet; its declarations arrive with the software NIC
- * (issue 4: eth/flow). The header exists because DOCA programs include it (the GPU packet
+ * softdpu does not implement the DPDK bridge (its software NIC backends stand where DPDK would).
+ * The header exists because DOCA programs include it (the GPU packet
  * processing application does, and uses nothing from it); it declares only what softdpu
  * implements, which today is nothing. Valid C and C++.
  * SPDX-License-Identifier: BSD-3-Clause

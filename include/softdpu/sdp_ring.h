@@ -1,7 +1,7 @@
 /*
  * softdpu internal: the ring format shared by the Ethernet queue engine (a CPU thread) and the
- * consumers and producers of its queues (the CPU data path now, GPU kernels with GPUNetIO
- * later). Header-only; compiles as C (gnu11), as C++17 and with nvcc, where every function is
+ * consumers and producers of its queues (the CPU data path and GPUNetIO's persistent kernels).
+ * Header-only; compiles as C (gnu11), as C++17 and with nvcc, where every function is
  * __host__ __device__ (sdp_atomic.h). docs/architecture.md, "The ring format", has the picture.
  *
  * A ring is one memory block that every side maps, possibly at different addresses, so it holds
@@ -678,7 +678,7 @@ SDP_RING_FN struct sdp_ring_txc *sdp_ring_tx_cmpl(const struct sdp_ring_tx_hdr *
 	return (struct sdp_ring_txc *)((uint8_t *)r + r->cmpl_off) + (pos & r->desc_mask);
 }
 
-/* ---- TX: producer (CPU task path, GPU kernel later) ------------------------------------- */
+/* ---- TX: producer (CPU task path, GPU kernel) ----------------------------------------------- */
 
 /*
  * Reserve n consecutive descriptors (all or nothing). Returns n and sets *first_pos_p, or 0
