@@ -416,28 +416,34 @@ doca_error_t doca_urom_worker_cmd_task_allocate_init(struct doca_urom_worker *wo
 	return DOCA_SUCCESS;
 }
 
-doca_error_t doca_urom_worker_cmd_task_release(struct doca_urom_worker_cmd_task *task)
+doca_error_t sdp_urom_task_release(struct doca_task *task, const char *kind, const char *api)
 {
 	enum sdp_task_state state;
 	struct doca_pe *pe;
 
 	if (task == NULL) {
-		sdp_error("NULL task");
+		sdp_log_as(DOCA_LOG_LEVEL_ERROR, api, "NULL task");
 		return DOCA_ERROR_INVALID_VALUE;
 	}
-	pe = sdp_ctx_get_pe(task->super.ctx);
+	pe = sdp_ctx_get_pe(task->ctx);
 	sdp_pe_lock(pe);
-	state = task->super.state;
+	state = task->state;
 	sdp_pe_unlock(pe);
 	if (state != SDP_TASK_ALLOCATED) {
-		sdp_error("command task %p: cannot release, it is %s", (void *)task,
-			  state == SDP_TASK_FREED ? "released already" :
-						    "submitted (wait for its callback)");
+		sdp_log_as(DOCA_LOG_LEVEL_ERROR, api, "%s task %p: cannot release, it is %s", kind,
+			   (void *)task,
+			   state == SDP_TASK_FREED ? "released already" :
+						     "submitted (wait for its callback)");
 		return state == SDP_TASK_FREED ? DOCA_ERROR_INVALID_VALUE :
 						 DOCA_ERROR_NOT_PERMITTED;
 	}
-	doca_task_free(&task->super);
+	doca_task_free(task);
 	return DOCA_SUCCESS;
+}
+
+doca_error_t doca_urom_worker_cmd_task_release(struct doca_urom_worker_cmd_task *task)
+{
+	return sdp_urom_task_release(task != NULL ? &task->super : NULL, "command", __func__);
 }
 
 void doca_urom_worker_cmd_task_set_plugin(struct doca_urom_worker_cmd_task *task, uint64_t plugin)

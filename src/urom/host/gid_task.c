@@ -158,26 +158,7 @@ doca_error_t doca_urom_service_get_workers_by_gid_task_allocate_init(
 
 doca_error_t doca_urom_service_get_workers_by_gid_task_release(gid_task_t *task)
 {
-	enum sdp_task_state state;
-	struct doca_pe *pe;
-
-	if (task == NULL) {
-		sdp_error("NULL task");
-		return DOCA_ERROR_INVALID_VALUE;
-	}
-	pe = sdp_ctx_get_pe(task->super.ctx);
-	sdp_pe_lock(pe);
-	state = task->super.state;
-	sdp_pe_unlock(pe);
-	if (state != SDP_TASK_ALLOCATED) {
-		sdp_error("gid task %p: cannot release, it is %s", (void *)task,
-			  state == SDP_TASK_FREED ? "released already" :
-						    "submitted (wait for its callback)");
-		return state == SDP_TASK_FREED ? DOCA_ERROR_INVALID_VALUE :
-						 DOCA_ERROR_NOT_PERMITTED;
-	}
-	doca_task_free(&task->super);
-	return DOCA_SUCCESS;
+	return sdp_urom_task_release(task != NULL ? &task->super : NULL, "gid", __func__);
 }
 
 void doca_urom_service_get_workers_by_gid_task_set_gid(gid_task_t *task, uint32_t gid)

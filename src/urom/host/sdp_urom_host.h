@@ -172,6 +172,12 @@ void sdp_urom_req_clear(struct sdp_urom_req *req);
 doca_error_t sdp_urom_send_msg(struct sdp_ucx_worker *w, ucp_ep_h ep,
 			       const struct sdp_urom_msg *msg);
 
+/*
+ * The release call of a UROM task type (cmd_task.c): refuses a NULL, submitted or released task
+ * (INVALID_VALUE / NOT_PERMITTED, logged once as the public call api), else frees it.
+ */
+doca_error_t sdp_urom_task_release(struct doca_task *task, const char *kind, const char *api);
+
 /* ---- worker context (worker.c, cmd_task.c) -------------------------------------------------- */
 
 enum sdp_urom_worker_phase {
