@@ -55,7 +55,8 @@ int sdp_uromd_pid_is_uromd(pid_t pid);
  * Look at a pid file: *pid_p receives the pid it names (0 while a daemon that holds the lock
  * has not written it yet) and *locked_p whether a live process holds its lock (= a running
  * daemon). NOT_FOUND (not logged) when the file does not exist; INVALID_VALUE (logged) when it
- * is not a pid file (see above).
+ * is not a pid file (see above; a path that is not a regular file is refused without being
+ * opened); AGAIN (logged) when the file was replaced while being opened.
  */
 doca_error_t sdp_uromd_pid_file_check(const char *path, pid_t *pid_p, int *locked_p);
 
