@@ -4,7 +4,7 @@
  *
  * Run directory: --run-dir, else SOFTDPU_UROM_RUN_DIR, else $XDG_RUNTIME_DIR/softdpu, else
  * /tmp/softdpu-<uid>. It holds uromd.pid (the daemon's pid, flock'ed by the daemon for its
- * whole life), uromd.port (the bound port, one decimal line), uromd.listen (host:port the
+ * whole life), uromd.lock (flock'ed by the daemon: one daemon per run directory), uromd.port (the bound port, one decimal line), uromd.listen (host:port the
  * daemon listens on), uromd.secret-path (the secret file it uses), worker-<id>-<pid>.log and,
  * in daemon mode, uromd.log.
  * SPDX-License-Identifier: BSD-3-Clause
@@ -21,6 +21,8 @@
 #define SDP_UROMD_PORT_FILE "uromd.port"
 #define SDP_UROMD_LISTEN_FILE "uromd.listen"
 #define SDP_UROMD_LOG_FILE "uromd.log"
+/* flock'ed by the daemon for its whole life (one daemon per run directory); holds its pid. */
+#define SDP_UROMD_LOCK_FILE "uromd.lock"
 /* The absolute path of the secret file the daemon uses, one line (for `softdpu service status`). */
 #define SDP_UROMD_SECRET_PATH_FILE "uromd.secret-path"
 
