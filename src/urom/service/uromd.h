@@ -122,6 +122,7 @@ struct uromd_worker {
 	void *addr; /* UCP worker address from SW_READY */
 	size_t addr_len;
 	uint64_t deadline_ms; /* ready deadline (STARTING) or kill deadline (EXITING); 0 = none */
+	int broken;	      /* its control link failed: SIGKILLed (spawn.c) */
 	struct uromd_owner *owners;
 	size_t num_owners;
 	size_t cap_owners;
