@@ -13,7 +13,8 @@
  * service's listener and host connections included. It runs in its own process group (a
  * Ctrl-C on a foreground service does not reach it), pinned with sched_setaffinity to the
  * CPUs it asked for that exist, with the environment of the service plus the requested
- * variables (loader variables refused unless --allow-loader-env: spawn_env_is_loader).
+ * variables (loader variables refused unless --allow-loader-env: spawn_env_is_loader), plus
+ * UCX_NET_DEVICES limited to the listen address's interface when nobody set it (main.c).
  * Everything the child needs is prepared before fork: between fork and execve it only calls
  * async-signal-safe functions (UCX may run threads in the service).
  *
@@ -367,29 +368,46 @@ static void spawn_free_strv(char **v)
 	free(v);
 }
 
-/* environ plus the requested NAME=value entries (which replace variables of the same name). */
-static char **spawn_build_env(const struct sdp_urom_msg *req)
+/* 1 when the request sets the variable name (name_len bytes, not NUL-terminated). */
+static int spawn_req_sets(const struct sdp_urom_msg *req, const char *name, size_t name_len)
 {
+	for (uint32_t j = 0; j < req->u.spawn.num_env; j++) {
+		const struct sdp_urom_bytes *e = &req->u.spawn.env[j];
+
+		if (e->len > name_len && e->data[name_len] == '=' &&
+		    memcmp(e->data, name, name_len) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+#define SPAWN_NET_DEVICES "UCX_NET_DEVICES"
+
+/*
+ * environ plus the requested NAME=value entries (which replace variables of the same name),
+ * plus UCX_NET_DEVICES=<the listen address's interface> unless the request sets it
+ * (d->worker_net_devices is set only when the service's own is unset or empty).
+ */
+static char **spawn_build_env(const struct uromd *d, const struct sdp_urom_msg *req)
+{
+	const size_t net_len = strlen(SPAWN_NET_DEVICES);
+	int add_net = d->worker_net_devices[0] != '\0' &&
+		      !spawn_req_sets(req, SPAWN_NET_DEVICES, net_len);
 	size_t n_env = 0, n = 0;
 	char **envp;
 
 	while (environ != NULL && environ[n_env] != NULL)
 		n_env++;
-	envp = calloc(n_env + req->u.spawn.num_env + 1, sizeof(*envp));
+	envp = calloc(n_env + req->u.spawn.num_env + 2, sizeof(*envp));
 	if (envp == NULL)
 		return NULL;
 	for (size_t i = 0; i < n_env; i++) {
 		const char *eq = strchr(environ[i], '=');
 		size_t name_len = eq ? (size_t)(eq - environ[i]) : strlen(environ[i]);
-		int replaced = 0;
 
-		for (uint32_t j = 0; j < req->u.spawn.num_env && !replaced; j++) {
-			const struct sdp_urom_bytes *e = &req->u.spawn.env[j];
-
-			replaced = e->len > name_len && e->data[name_len] == '=' &&
-				   memcmp(e->data, environ[i], name_len) == 0;
-		}
-		if (replaced)
+		if (spawn_req_sets(req, environ[i], name_len) ||
+		    (add_net && name_len == net_len &&
+		     memcmp(environ[i], SPAWN_NET_DEVICES, net_len) == 0))
 			continue;
 		envp[n] = strdup(environ[i]);
 		if (envp[n++] == NULL)
@@ -399,6 +417,11 @@ static char **spawn_build_env(const struct sdp_urom_msg *req)
 		envp[n] = strndup((const char *)req->u.spawn.env[j].data, req->u.spawn.env[j].len);
 		if (envp[n++] == NULL)
 			goto err_free;
+	}
+	if (add_net &&
+	    asprintf(&envp[n++], "%s=%s", SPAWN_NET_DEVICES, d->worker_net_devices) < 0) {
+		envp[n - 1] = NULL; /* asprintf leaves its pointer undefined on failure */
+		goto err_free;
 	}
 	return envp;
 
@@ -584,7 +607,7 @@ static doca_error_t spawn_process(struct uromd *d, struct uromd_worker *w,
 		goto err_close_null;
 	}
 	argv = spawn_build_argv(d, w, SPAWN_CTRL_FD);
-	envp = spawn_build_env(req);
+	envp = spawn_build_env(d, req);
 	if (argv == NULL || envp == NULL) {
 		sdp_error("worker %" PRIu64 ": out of memory building its command line", w->id);
 		status = DOCA_ERROR_NO_MEMORY;

@@ -180,6 +180,7 @@ struct uromd {
 	char listen_path[PATH_MAX + 64];
 	char secret_rec_path[PATH_MAX + 64]; /* <run dir>/uromd.secret-path, "" until written */
 	char worker_bin[PATH_MAX + 64];
+	char worker_net_devices[64]; /* UCX_NET_DEVICES given to workers, "" = none (main.c) */
 	uint8_t secret[SDP_UROM_SECRET_LEN];
 	struct uromd_cpuset cpuset;  /* as given (reported to hosts) */
 	struct uromd_cpuset present; /* CPUs this daemon may run on */
