@@ -463,6 +463,19 @@ static inline int t_uromd_start(struct t_uromd *d, const char *extra_args[])
 	return t_uromd_start_flags(d, extra_args, 0);
 }
 
+/* How often needle occurs in the daemon's log (-1 when it cannot be read). */
+static inline int t_uromd_log_count(const struct t_uromd *d, const char *needle)
+{
+	static char buf[1 << 20];
+	int n = 0;
+
+	if (t_read_file(d->log_file, buf, sizeof(buf)) < 0)
+		return -1;
+	for (const char *p = buf; (p = strstr(p, needle)) != NULL; p += strlen(needle))
+		n++;
+	return n;
+}
+
 /* True while the daemon process is running. */
 static inline int t_uromd_alive(struct t_uromd *d)
 {

@@ -26,14 +26,7 @@ static uint8_t secret[SDP_UROM_SECRET_LEN];
 
 static int log_count(const char *needle)
 {
-	static char buf[1 << 20];
-	int n = 0;
-
-	if (t_read_file(d.log_file, buf, sizeof(buf)) < 0)
-		return -1;
-	for (const char *p = buf; (p = strstr(p, needle)) != NULL; p += strlen(needle))
-		n++;
-	return n;
+	return t_uromd_log_count(&d, needle);
 }
 
 /* The id of the service's first plugin (worker_graph), from its status; 0 if none. */

@@ -34,17 +34,9 @@ static struct t_worker_cfg graph_cfg(void)
 	return c;
 }
 
-/* How often needle occurs in the daemon's log. */
 static int log_count(const char *needle)
 {
-	static char buf[1 << 20];
-	int n = 0;
-
-	if (t_read_file(d.log_file, buf, sizeof(buf)) < 0)
-		return -1;
-	for (const char *p = buf; (p = strstr(p, needle)) != NULL; p += strlen(needle))
-		n++;
-	return n;
+	return t_uromd_log_count(&d, needle);
 }
 
 /* The "socket:[ino]" / "pipe:[ino]" targets of pid's descriptors (count returned, at most max). */
