@@ -326,17 +326,23 @@ static inline void t_uromd_export_env(const struct t_uromd *d)
 	setenv("SOFTDPU_UROM_RUN_DIR", d->run_dir, 1);
 }
 
+/* t_uromd_start_flags: the daemon runs without UCX_NET_DEVICES (this process keeps it). */
+#define T_UROMD_NO_UCX_NET_DEVICES 1
+
+extern char **environ;
+
 /*
  * Start a private daemon. extra_args: more command-line arguments (NULL-terminated, or NULL).
  * Returns 0 when it listens (its port file appeared), -1 after logging why not (nothing is left
  * running then).
  */
-static inline int t_uromd_start(struct t_uromd *d, const char *extra_args[])
+static inline int t_uromd_start_flags(struct t_uromd *d, const char *extra_args[], int flags)
 {
+	static char *envp[4096];
 	const char *bin = getenv("SDP_TEST_UROMD");
 	const char *argv[64];
 	char port_file[PATH_MAX + 32], buf[64];
-	int argc = 0, i, status;
+	int argc = 0, i, status, n_env;
 	int64_t deadline;
 	pid_t parent;
 
@@ -379,7 +385,12 @@ static inline int t_uromd_start(struct t_uromd *d, const char *extra_args[])
 	for (i = 0; extra_args != NULL && extra_args[i] != NULL && argc < 63; i++)
 		argv[argc++] = extra_args[i];
 	argv[argc] = NULL;
-
+	/* Its environment, built before fork (the child only calls async-signal-safe functions). */
+	for (i = 0, n_env = 0; environ[i] != NULL && n_env + 1 < 4096; i++)
+		if (!(flags & T_UROMD_NO_UCX_NET_DEVICES) ||
+		    strncmp(environ[i], "UCX_NET_DEVICES=", 16) != 0)
+			envp[n_env++] = environ[i];
+	envp[n_env] = NULL;
 	fflush(stdout);
 	fflush(stderr);
 	parent = getpid();
@@ -404,7 +415,7 @@ static inline int t_uromd_start(struct t_uromd *d, const char *extra_args[])
 			dup2(fd, STDOUT_FILENO);
 			dup2(fd, STDERR_FILENO);
 		}
-		execv(bin, (char *const *)argv);
+		execve(bin, (char *const *)argv, envp);
 		fprintf(stderr, "execv %s: %s\n", bin, strerror(errno));
 		_exit(127);
 	}
@@ -445,6 +456,24 @@ static inline int t_uromd_start(struct t_uromd *d, const char *extra_args[])
 	snprintf(d->addr, sizeof(d->addr), "127.0.0.1:%u", d->port);
 	t_uromd_export_env(d);
 	return 0;
+}
+
+static inline int t_uromd_start(struct t_uromd *d, const char *extra_args[])
+{
+	return t_uromd_start_flags(d, extra_args, 0);
+}
+
+/* How often needle occurs in the daemon's log (-1 when it cannot be read). */
+static inline int t_uromd_log_count(const struct t_uromd *d, const char *needle)
+{
+	static char buf[1 << 20];
+	int n = 0;
+
+	if (t_read_file(d->log_file, buf, sizeof(buf)) < 0)
+		return -1;
+	for (const char *p = buf; (p = strstr(p, needle)) != NULL; p += strlen(needle))
+		n++;
+	return n;
 }
 
 /* True while the daemon process is running. */

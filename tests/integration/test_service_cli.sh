@@ -5,7 +5,8 @@
 # replaced), a status query with the wrong secret, bad usage (exit 2), and
 # "not running" (status exit 3); with --json, each of start, stop and status (running or not,
 # failed or not) prints exactly one line holding one JSON object, a failed start carries the
-# real cause in "error" and leaves no daemon running; status uses the secret start was given.
+# real cause in "error" and leaves no daemon running; status uses the secret start was given;
+# one daemon per run directory (uromd.lock), and a daemon's exit removes only files still its own.
 # Everything lives in a private temporary directory and the daemon listens on a port the
 # kernel picks, so the test runs in parallel with others.
 #   test_service_cli.sh <path to softdpu> <path to softdpu-uromd>
@@ -254,6 +255,44 @@ expect_json "status --json after SIGKILL" "doc['running'] is False and doc['stal
 expect_rc 0 "stop after SIGKILL (removes the stale file)" "$cli" service stop
 expect_grep "stop after SIGKILL" 'stale pid file' "$tmp/out"
 [ -e "$run/uromd.pid" ] && fail "stop after SIGKILL: stale pid file left"
+
+# ---- one daemon per run directory; each removes only its own files ---------------------------
+# A second daemon on the same run directory with another pid file is refused (it used to
+# overwrite and, at its exit, remove the first one's uromd.port, uromd.listen, ...).
+expect_rc 0 "start A" "$cli" service start --listen 127.0.0.1:0
+pid=$(daemon_pid)
+port_a=$(cat "$run/uromd.port" 2>/dev/null)
+expect_rc 1 "second daemon, same run dir, other pid file" "$uromd" --listen 127.0.0.1:0 \
+	--pid-file "$tmp/other.pid"
+expect_grep "second daemon, same run dir" \
+	"already running in run directory $run \(pid $pid" "$tmp/err"
+if [ -e "$tmp/other.pid" ]; then
+	fail "second daemon, same run dir: it started (pid file $tmp/other.pid)"
+	kill -TERM "$(cat "$tmp/other.pid")" 2>/dev/null
+	wait_gone "$(cat "$tmp/other.pid")"
+fi
+[ "$(cat "$run/uromd.port" 2>/dev/null)" = "$port_a" ] ||
+	fail "second daemon, same run dir: uromd.port changed or vanished"
+is_uromd "$pid" || fail "second daemon, same run dir: the first daemon (pid $pid) is gone"
+# A's pid file removed by hand and made again by daemon B (its own run dir), A's uromd.listen
+# replaced by hand: A's exit removes neither.
+rm -f "$run/uromd.pid" "$run/uromd.listen"
+echo "not A's" >"$run/uromd.listen"
+expect_rc 0 "daemon B on A's pid file path" env SOFTDPU_UROM_RUN_DIR="$tmp/run3" "$uromd" \
+	--listen 127.0.0.1:0 --pid-file "$run/uromd.pid"
+pid_b=$(daemon_pid)
+is_uromd "$pid_b" && [ "$pid_b" != "$pid" ] || fail "daemon B: pid file names '$pid_b'"
+kill -TERM "$pid"
+wait_gone "$pid" || fail "stop A: pid $pid still runs"
+[ "$(daemon_pid)" = "$pid_b" ] || fail "stop A: B's pid file $run/uromd.pid was removed"
+[ "$(cat "$run/uromd.listen" 2>/dev/null)" = "not A's" ] ||
+	fail "stop A: the uromd.listen A did not write was removed"
+[ -e "$run/uromd.port" ] && fail "stop A: its own uromd.port was left behind"
+[ -e "$tmp/run3/uromd.port" ] || fail "stop A: B's uromd.port vanished"
+expect_rc 0 "stop B" "$cli" service stop
+wait_gone "$pid_b" || fail "stop B: pid $pid_b still runs"
+[ -e "$run/uromd.pid" ] && fail "stop B: its pid file was left behind"
+rm -f "$run/uromd.listen"
 
 # ---- the secret given to start is the one status uses -------------------------------------
 expect_rc 0 "start --secret-file" "$cli" service start --listen 127.0.0.1:0 \

@@ -9,6 +9,9 @@
  *    worker runs with them.
  *  - A worker that dies and is then stopped by its host leaves no warning in the service's log
  *    (the host's RELEASE of a worker the service reported dead is expected, not a mistake).
+ *  - A daemon listening on 127.0.0.1 whose environment lacks UCX_NET_DEVICES gives its workers
+ *    UCX_NET_DEVICES=lo: their UCX TCP listeners are bound to loopback only (they used to
+ *    listen on every interface). Nothing is sent to any address but loopback.
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #include <dirent.h>
@@ -31,17 +34,9 @@ static struct t_worker_cfg graph_cfg(void)
 	return c;
 }
 
-/* How often needle occurs in the daemon's log. */
 static int log_count(const char *needle)
 {
-	static char buf[1 << 20];
-	int n = 0;
-
-	if (t_read_file(d.log_file, buf, sizeof(buf)) < 0)
-		return -1;
-	for (const char *p = buf; (p = strstr(p, needle)) != NULL; p += strlen(needle))
-		n++;
-	return n;
+	return t_uromd_log_count(&d, needle);
 }
 
 /* The "socket:[ino]" / "pipe:[ino]" targets of pid's descriptors (count returned, at most max). */
@@ -209,15 +204,93 @@ static void test_dead_worker_release(void)
 	T_EQ_INT(log_count("which it does not use"), 0);
 }
 
-static int open_service(const char *extra[])
+/* The inodes of pid's sockets (count returned, at most max). */
+static int socket_inodes(pid_t pid, unsigned long *inos, int max)
 {
-	if (t_uromd_start(&d, extra) != 0)
+	char names[256][64];
+	int fds[256], n = shared_kind_fds(pid, names, fds, 256), count = 0;
+
+	for (int i = 0; i < n && count < max; i++)
+		if (sscanf(names[i], "socket:[%lu]", &inos[count]) == 1)
+			count++;
+	return count;
+}
+
+/*
+ * Check pid's listening TCP sockets in /proc/<pid>/net/<file> (tcp or tcp6): each bound to
+ * `lo_addr` (the loopback address as the file writes it). Returns how many it found.
+ */
+static int check_listeners(pid_t pid, const char *file, const char *lo_addr)
+{
+	static char buf[1 << 20];
+	unsigned long inos[256];
+	int n_ino = socket_inodes(pid, inos, 256), found = 0;
+	char path[64], *line, *save = NULL;
+
+	snprintf(path, sizeof(path), "/proc/%d/net/%s", (int)pid, file);
+	if (t_read_file(path, buf, sizeof(buf)) < 0)
+		return 0; /* no IPv6 here */
+	for (line = strtok_r(buf, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
+		char local[64], remote[64], state[8];
+		unsigned long ino = 0;
+		char *colon;
+
+		if (sscanf(line, " %*s %63s %63s %7s %*s %*s %*s %*s %*s %lu", local, remote, state,
+			   &ino) != 4 ||
+		    strcmp(state, "0A") != 0)
+			continue;
+		for (int i = 0; i < n_ino; i++) {
+			if (inos[i] != ino)
+				continue;
+			found++;
+			colon = strchr(local, ':');
+			if (colon != NULL)
+				*colon = '\0';
+			if (strcmp(local, lo_addr) != 0)
+				t_fail("worker %d listens on %s address %s (not loopback)",
+				       (int)pid, file, local);
+		}
+	}
+	return found;
+}
+
+/* Worker of a daemon on 127.0.0.1 without UCX_NET_DEVICES: lo only. */
+static void test_net_devices(void)
+{
+	struct t_worker_cfg cfg = graph_cfg();
+	struct doca_urom_worker *w = NULL;
+	uint32_t pid = 0;
+	int n;
+
+	T_TRUE(!t_proc_file_has(d.pid, "environ", "UCX_NET_DEVICES="));
+	T_OK(t_worker_start(&s, s.pe, &cfg, &w));
+	T_OK(sdp_urom_worker_get_pid(w, &pid));
+	if (pid > 0) {
+		T_TRUE(t_proc_file_has((pid_t)pid, "environ", "UCX_NET_DEVICES=lo"));
+		n = check_listeners((pid_t)pid, "tcp", "0100007F") +
+		    check_listeners((pid_t)pid, "tcp6", "00000000000000000000000001000000");
+		printf("worker %u: %d UCX TCP listener(s)\n", pid, n);
+		T_TRUE(n > 0);
+	}
+	T_OK(t_loop_one(&loop, w, s.pe, NULL, 3));
+	t_worker_close(&s, s.pe, w);
+	T_EQ_INT(t_uromd_wait_workers(&d, 0, 5000), 0);
+}
+
+static int open_service_flags(const char *extra[], int flags)
+{
+	if (t_uromd_start_flags(&d, extra, flags) != 0)
 		return -1;
 	if (t_svc_open(&s, 0) != DOCA_SUCCESS || t_svc_find_graph(&s) != DOCA_SUCCESS) {
 		t_fail("service start or worker_graph lookup failed");
 		return -1;
 	}
 	return 0;
+}
+
+static int open_service(const char *extra[])
+{
+	return open_service_flags(extra, 0);
 }
 
 int main(void)
@@ -235,6 +308,11 @@ int main(void)
 
 	if (open_service(allow) == 0)
 		test_loader_env_allowed();
+	t_svc_close(&s);
+	t_uromd_stop(&d);
+
+	if (open_service_flags(NULL, T_UROMD_NO_UCX_NET_DEVICES) == 0)
+		test_net_devices();
 	t_svc_close(&s);
 	t_uromd_stop(&d);
 	t_loop_fini(&loop);

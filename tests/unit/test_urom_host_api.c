@@ -28,6 +28,7 @@
 #include "softdpu/ctx.h"
 #include "softdpu/urom.h"
 #include "t_helpers.h"
+#include "t_inotify.h"
 
 /* Everything the library logs at SDK level, for checks on message contents. */
 static char log_record[4096];
@@ -444,6 +445,29 @@ static void test_service_file_kinds(void)
 	T_EQ_INT(mkfifo(path, 0600), 0);
 	T_EQ_INT(lookup_in_child(path), DOCA_ERROR_IO_FAILED);
 	T_TRUE(now_ms() - t0 < 4000);
+	/* ... and never opened (opening a device can act on it: /dev/watchdog arms itself). */
+	{
+		int watch = t_watch_open(path);
+
+		log_all[0] = '\0';
+		T_STATUS(sdp_urom_service_file_lookup(path, "apphost", "0000:03:00.0", &addr),
+			 DOCA_ERROR_IO_FAILED);
+		T_TRUE(!t_was_opened(watch));
+		T_TRUE(strstr(log_all, "refused without opening it") != NULL);
+		close(watch);
+	}
+	/* A symbolic link to a good file is followed. */
+	{
+		char file[160], link[160];
+
+		snprintf(file, sizeof(file), "%s/good", dir);
+		snprintf(link, sizeof(link), "%s/link", dir);
+		write_big_file(file, sizeof(good_line) - 1, good_line);
+		T_EQ_INT(symlink(file, link), 0);
+		T_OK(sdp_urom_service_file_lookup(link, "apphost", "0000:03:00.0", &addr));
+		unlink(link);
+		unlink(file);
+	}
 	unlink(path);
 	/* A directory. */
 	T_EQ_INT(lookup_in_child(dir), DOCA_ERROR_IO_FAILED);
@@ -504,7 +528,6 @@ static int reserve_port(uint16_t *port)
 
 static void test_not_connected(void)
 {
-	struct doca_log_backend *be = NULL;
 	struct doca_urom_service *svc = NULL;
 	struct doca_urom_worker *worker = NULL;
 	enum doca_ctx_states state;
@@ -528,10 +551,6 @@ static void test_not_connected(void)
 	setenv("SOFTDPU_UROM_SECRET_FILE", secret, 1);
 	unsetenv("DOCA_UROM_SERVICE_FILE");
 
-	T_OK(doca_log_backend_create_with_buf_sdk(log_record, sizeof(log_record), log_capture,
-						  &be));
-	if (be != NULL)
-		T_OK(doca_log_backend_set_sdk_level(be, DOCA_LOG_LEVEL_ERROR));
 	log_all[0] = '\0';
 
 	T_OK(doca_pe_create(&pe));
@@ -630,6 +649,13 @@ static void test_domain(void)
 
 int main(void)
 {
+	struct doca_log_backend *be = NULL;
+
+	/* What the library logs (ERROR and worse), for checks on message contents. */
+	T_OK(doca_log_backend_create_with_buf_sdk(log_record, sizeof(log_record), log_capture,
+						  &be));
+	if (be != NULL)
+		T_OK(doca_log_backend_set_sdk_level(be, DOCA_LOG_LEVEL_ERROR));
 	/* Only this test's own settings count. */
 	unsetenv("DOCA_UROM_SERVICE_FILE");
 	unsetenv("SOFTDPU_UROM_SERVICE_ADDR");

@@ -7,6 +7,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,30 +105,52 @@ doca_error_t sdp_urom_hostport_parse(const char *str, uint16_t default_port, cha
 	return DOCA_SUCCESS;
 }
 
+static doca_error_t service_file_errno_status(int err)
+{
+	return err == ENOENT		       ? DOCA_ERROR_NOT_FOUND :
+	       (err == EACCES || err == EPERM) ? DOCA_ERROR_NOT_PERMITTED :
+						 DOCA_ERROR_IO_FAILED;
+}
+
 /*
- * Read the whole service file into a NUL-terminated malloc'd buffer (*len_p bytes). Opened without blocking
- * (a FIFO or a device cannot hold the caller past its connect timeout) and accepted only as a
- * regular file of at most SDP_UROM_SERVICE_FILE_MAX bytes (/dev/zero cannot grow the process).
+ * Read the whole service file into a NUL-terminated malloc'd buffer (*len_p bytes). Accepted
+ * only as a regular file of at most SDP_UROM_SERVICE_FILE_MAX bytes (/dev/zero cannot grow the
+ * process): its type is checked before it is opened, so a FIFO or a device is never opened
+ * (opening a device can act on it), and the file opened (without blocking, following no
+ * symbolic link at the last step) must be the one looked at.
  */
 static doca_error_t service_file_read(const char *path, char **text_p, size_t *len_p)
 {
-	struct stat st;
+	struct stat st_path, st;
+	char real[PATH_MAX];
 	size_t len = 0;
 	char *text;
 	int fd, err;
 
-	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	/* A symbolic link to the file is fine: the file it leads to is looked at and opened. */
+	if (realpath(path, real) == NULL || lstat(real, &st_path) != 0) {
+		err = errno;
+		sdp_error("failed to look at the UROM service file %s (DOCA_UROM_SERVICE_FILE): %s",
+			  path, strerror(err));
+		return service_file_errno_status(err);
+	}
+	if (!S_ISREG(st_path.st_mode)) {
+		sdp_error("the UROM service file %s (DOCA_UROM_SERVICE_FILE) is not a regular file "
+			  "(a directory, FIFO, socket or device); refused without opening it",
+			  path);
+		return DOCA_ERROR_IO_FAILED;
+	}
+	fd = open(real, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0) {
 		err = errno;
 		sdp_error("failed to open the UROM service file %s (DOCA_UROM_SERVICE_FILE): %s",
 			  path, strerror(err));
-		return err == ENOENT		       ? DOCA_ERROR_NOT_FOUND :
-		       (err == EACCES || err == EPERM) ? DOCA_ERROR_NOT_PERMITTED :
-							 DOCA_ERROR_IO_FAILED;
+		return service_file_errno_status(err);
 	}
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		sdp_error("the UROM service file %s (DOCA_UROM_SERVICE_FILE) is not a regular file "
-			  "(a directory, FIFO, socket or device); refused",
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_dev != st_path.st_dev ||
+	    st.st_ino != st_path.st_ino) {
+		sdp_error("the UROM service file %s (DOCA_UROM_SERVICE_FILE) was replaced while "
+			  "being opened; refused",
 			  path);
 		close(fd);
 		return DOCA_ERROR_IO_FAILED;

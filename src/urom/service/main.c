@@ -2,7 +2,7 @@
  * softdpu-uromd: the UROM offload service.
  *
  * Start-up order: options (libdoca_argp) -> run directory -> pid file lock (refuse when a live
- * daemon holds it) -> plugin scan (child process, before the secret is in memory) -> secret ->
+ * daemon holds it) -> run directory lock -> plugin scan (child process, before the secret is in memory) -> secret ->
  * daemon mode (double fork,
  * setsid, log to <run dir>/uromd.log) -> pid file content -> signals (signalfd) -> UCP listener
  * -> uromd.port / uromd.listen -> "ready" to the launcher -> event loop.
@@ -14,14 +14,19 @@
  * The event loop blocks in epoll on the UCP wakeup fd, the signalfd and the workers' control
  * sockets, with a timeout no longer than the next deadline (worker ready/exit, handshake).
  * SIGTERM/SIGINT: SW_EXIT to every worker, wait up to 2 s, SIGKILL the rest, reap, close host
- * connections, remove pid/port files, exit 0.
+ * connections, remove the pid/port/listen/secret-path files that are still the ones it wrote
+ * (same device and inode), exit 0. The run directory is locked (uromd.lock) for the daemon's
+ * life: one daemon per run directory, whatever its --pid-file.
  * Exit status: 0 ok, 1 failure to start or run, 2 bad command line.
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <ifaddrs.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <netdb.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -377,8 +382,56 @@ static doca_error_t uromd_pid_lock(const char *path, int *fd_p)
 	return DOCA_SUCCESS;
 }
 
-/* Write a small file atomically (temp file + rename). */
-static doca_error_t uromd_write_file(const char *path, const char *text)
+/*
+ * Which file a path named when this daemon last wrote it (so that it removes only its own): its
+ * device and inode, and its change time (a file made after ours was removed may get our freed
+ * inode number).
+ */
+struct uromd_file_id {
+	int valid;
+	dev_t dev;
+	ino_t ino;
+	struct timespec ctime;
+};
+
+/* 1 when path (not followed) is the file id recorded. */
+static int uromd_file_is(const char *path, const struct uromd_file_id *id)
+{
+	struct stat st;
+
+	return id->valid && lstat(path, &st) == 0 && st.st_dev == id->dev && st.st_ino == id->ino &&
+	       st.st_ctim.tv_sec == id->ctime.tv_sec && st.st_ctim.tv_nsec == id->ctime.tv_nsec;
+}
+
+/* Remove path if it is still the file this daemon wrote (someone may have replaced it). */
+static void uromd_unlink_own(const char *path, struct uromd_file_id *id)
+{
+	int ours = uromd_file_is(path, id);
+
+	if (!id->valid)
+		return;
+	id->valid = 0;
+	if (!ours) {
+		sdp_info("%s is no longer the file this daemon wrote; left in place", path);
+		return;
+	}
+	if (unlink(path) != 0 && errno != ENOENT)
+		sdp_warn("failed to remove %s: %m", path);
+}
+
+/* Record which file fd is in *id. */
+static void uromd_file_id_of(int fd, struct uromd_file_id *id)
+{
+	struct stat st;
+
+	id->valid = fstat(fd, &st) == 0;
+	id->dev = st.st_dev;
+	id->ino = st.st_ino;
+	id->ctime = st.st_ctim;
+}
+
+/* Write a small file atomically (temp file + rename); *id records the file written. */
+static doca_error_t uromd_write_file(const char *path, const char *text, struct uromd_file_id *id)
 {
 	char tmp[PATH_MAX + 16];
 	size_t len = strlen(text);
@@ -396,13 +449,69 @@ static doca_error_t uromd_write_file(const char *path, const char *text)
 		unlink(tmp);
 		return DOCA_ERROR_IO_FAILED;
 	}
-	close(fd);
 	if (rename(tmp, path) != 0) {
 		sdp_error("failed to rename %s to %s: %m", tmp, path);
+		close(fd);
 		unlink(tmp);
 		return DOCA_ERROR_IO_FAILED;
 	}
+	uromd_file_id_of(fd, id); /* after the rename, which changes its ctime */
+	close(fd);
 	return DOCA_SUCCESS;
+}
+
+/*
+ * Lock the run directory for this daemon's life: an exclusive flock on <run dir>/uromd.lock
+ * (created 0600, never removed: removing a lock file races with its next user). The pid file
+ * alone does not protect the run directory: two daemons with different --pid-file values would
+ * overwrite and remove each other's uromd.port, uromd.listen and uromd.secret-path. The lock
+ * file holds the holder's pid (for the refusal's message). Returns the locked fd.
+ */
+static doca_error_t uromd_run_dir_lock(const char *run_dir, const char *path, int *fd_p)
+{
+	char buf[SDP_UROMD_PID_FILE_MAX];
+	struct stat st;
+	pid_t pid = 0;
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		sdp_error("failed to open the run directory's lock file %s: %m", path);
+		return errno == EACCES || errno == EPERM ? DOCA_ERROR_NOT_PERMITTED :
+							   DOCA_ERROR_IO_FAILED;
+	}
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		sdp_error("the run directory's lock file %s is not a regular file", path);
+		close(fd);
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+		int err = errno;
+
+		if (err != EWOULDBLOCK) {
+			sdp_error("failed to lock %s: %s", path, strerror(err));
+			close(fd);
+			return DOCA_ERROR_IO_FAILED;
+		}
+		n = pread(fd, buf, sizeof(buf) - 1, 0);
+		if (n <= 0 || !sdp_uromd_pid_parse(buf, (size_t)n, &pid))
+			pid = 0;
+		close(fd);
+		if (pid > 0)
+			sdp_error("softdpu-uromd is already running in run directory %s (pid %d, "
+				  "lock %s): one daemon per run directory (give this one another "
+				  "--run-dir)",
+				  run_dir, (int)pid, path);
+		else
+			sdp_error("softdpu-uromd is already running in run directory %s (lock %s "
+				  "held): one daemon per run directory (give this one another "
+				  "--run-dir)",
+				  run_dir, path);
+		return DOCA_ERROR_IN_USE;
+	}
+	*fd_p = fd;
+	return uromd_pid_write(fd, path);
 }
 
 static int uromd_is_executable(const char *path)
@@ -474,6 +583,83 @@ check:
 	} else {
 		sdp_debug("worker binary %s", d->worker_bin);
 	}
+}
+
+/* 1 when the socket addresses a (an interface's) and b (the listen address) are the same IP. */
+static int uromd_same_ip(const struct sockaddr *a, const struct sockaddr *b)
+{
+	if (a == NULL || a->sa_family != b->sa_family)
+		return 0;
+	if (a->sa_family == AF_INET)
+		return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
+		       ((const struct sockaddr_in *)b)->sin_addr.s_addr;
+	return a->sa_family == AF_INET6 &&
+	       memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
+		      &((const struct sockaddr_in6 *)b)->sin6_addr, sizeof(struct in6_addr)) == 0;
+}
+
+/* 1 for 0.0.0.0 / :: (every interface). */
+static int uromd_ip_is_any(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET)
+		return ((const struct sockaddr_in *)sa)->sin_addr.s_addr == htonl(INADDR_ANY);
+	return sa->sa_family == AF_INET6 &&
+	       IN6_IS_ADDR_UNSPECIFIED(&((const struct sockaddr_in6 *)sa)->sin6_addr);
+}
+
+/* The interface that holds the address sa into buf ("" when none does). */
+static void uromd_ifname_of(const struct sockaddr *sa, char *buf, size_t size)
+{
+	struct ifaddrs *ifs = NULL;
+
+	buf[0] = '\0';
+	if (sa->sa_family == AF_INET &&
+	    (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >> 24) == 127) {
+		snprintf(buf, size, "lo"); /* all of 127.0.0.0/8 is on the loopback interface */
+		return;
+	}
+	if (getifaddrs(&ifs) != 0) {
+		sdp_warn("getifaddrs failed: %m");
+		return;
+	}
+	for (struct ifaddrs *i = ifs; i != NULL; i = i->ifa_next)
+		if (uromd_same_ip(i->ifa_addr, sa)) {
+			snprintf(buf, size, "%s", i->ifa_name);
+			break;
+		}
+	freeifaddrs(ifs);
+}
+
+/*
+ * UCX_NET_DEVICES for the workers: a worker's UCX TCP transport listens on every interface it
+ * uses, so when the service listens on one address only and UCX_NET_DEVICES is not set (an
+ * empty one counts as not set), workers get the interface holding that address (lo for
+ * 127.0.0.0/8), and listen no further than the service itself. Nothing for a wildcard address.
+ */
+static void uromd_worker_net_devices(struct uromd *d)
+{
+	const char *env = getenv("UCX_NET_DEVICES");
+	struct addrinfo hints, *ai = NULL;
+
+	d->worker_net_devices[0] = '\0';
+	if ((env != NULL && *env != '\0') || d->cfg.listen_host[0] == '\0')
+		return;
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_PASSIVE;
+	/* As the listener resolves it (conn.c), which then reports a failure. */
+	if (getaddrinfo(d->cfg.listen_host, NULL, &hints, &ai) != 0)
+		return;
+	if (!uromd_ip_is_any(ai->ai_addr))
+		uromd_ifname_of(ai->ai_addr, d->worker_net_devices, sizeof(d->worker_net_devices));
+	freeaddrinfo(ai);
+	if (d->worker_net_devices[0] != '\0')
+		sdp_debug("workers get UCX_NET_DEVICES=%s (the interface of %s)",
+			  d->worker_net_devices, d->cfg.listen_host);
+	else
+		sdp_debug("no interface holds %s: workers' UCX picks its devices itself",
+			  d->cfg.listen_host);
 }
 
 /* ---- daemon mode -------------------------------------------------------------------------- */
@@ -755,8 +941,9 @@ static doca_error_t uromd_setup_cpus(struct uromd *d)
 int main(int argc, char **argv)
 {
 	struct uromd d;
-	char text[PATH_MAX + 64], secret_path[PATH_MAX];
-	int pid_fd = -1, sigfd = -1, rc = UROMD_EXIT_FAIL;
+	char text[PATH_MAX + 64], secret_path[PATH_MAX], lock_path[PATH_MAX + 32];
+	struct uromd_file_id pid_id = {0}, port_id = {0}, listen_id = {0}, secret_rec_id = {0};
+	int pid_fd = -1, lock_fd = -1, sigfd = -1, rc = UROMD_EXIT_FAIL;
 	const char *plugin_path;
 	doca_error_t status;
 	sigset_t mask;
@@ -799,9 +986,15 @@ int main(int argc, char **argv)
 		goto out;
 	if (uromd_setup_cpus(&d) != DOCA_SUCCESS)
 		goto out;
+	uromd_worker_net_devices(&d);
 
 	if (uromd_pid_lock(d.pid_path, &pid_fd) != DOCA_SUCCESS)
 		goto out;
+	uromd_file_id_of(pid_fd, &pid_id);
+	/* After the pid file: a second start with the same pid file says "already running". */
+	snprintf(lock_path, sizeof(lock_path), "%s/%s", d.run_dir, SDP_UROMD_LOCK_FILE);
+	if (uromd_run_dir_lock(d.run_dir, lock_path, &lock_fd) != DOCA_SUCCESS)
+		goto out_unlink;
 	uromd_find_worker(&d);
 	/* Before the secret is loaded: the scanner child runs plugin code in a copy of us. */
 	plugin_path = d.cfg.plugin_path ? d.cfg.plugin_path :
@@ -814,14 +1007,14 @@ int main(int argc, char **argv)
 	snprintf(text, sizeof(text), "%s\n", secret_path);
 	snprintf(d.secret_rec_path, sizeof(d.secret_rec_path), "%s/%s", d.run_dir,
 		 SDP_UROMD_SECRET_PATH_FILE);
-	if (uromd_write_file(d.secret_rec_path, text) != DOCA_SUCCESS) {
-		d.secret_rec_path[0] = '\0';
+	if (uromd_write_file(d.secret_rec_path, text, &secret_rec_id) != DOCA_SUCCESS)
 		goto out_unlink;
-	}
 
 	if (!d.cfg.foreground && uromd_daemonize(&d) != DOCA_SUCCESS)
 		goto out_unlink;
-	if (uromd_pid_write(pid_fd, d.pid_path) != DOCA_SUCCESS)
+	status = uromd_pid_write(pid_fd, d.pid_path);
+	uromd_file_id_of(pid_fd, &pid_id); /* the write changed its ctime */
+	if (status != DOCA_SUCCESS || uromd_pid_write(lock_fd, lock_path) != DOCA_SUCCESS)
 		goto out_unlink;
 
 	sigemptyset(&mask);
@@ -847,10 +1040,10 @@ int main(int argc, char **argv)
 	if (uromd_conn_listen(&d) != DOCA_SUCCESS)
 		goto out_close_ep;
 	snprintf(text, sizeof(text), "%u\n", d.bound_port);
-	if (uromd_write_file(d.port_path, text) != DOCA_SUCCESS)
+	if (uromd_write_file(d.port_path, text, &port_id) != DOCA_SUCCESS)
 		goto out_close_listen;
 	snprintf(text, sizeof(text), "%s:%u\n", d.cfg.listen_host, d.bound_port);
-	if (uromd_write_file(d.listen_path, text) != DOCA_SUCCESS)
+	if (uromd_write_file(d.listen_path, text, &listen_id) != DOCA_SUCCESS)
 		goto out_close_listen;
 	sdp_info("softdpu-uromd %s (pid %d) listening on %s:%u, %zu plugin(s), max message size "
 		 "%" PRIu64 ", run dir %s",
@@ -870,17 +1063,19 @@ int main(int argc, char **argv)
 	sdp_info("softdpu-uromd (pid %d) stopped", (int)getpid());
 
 out_close_listen:
-	unlink(d.port_path);
-	unlink(d.listen_path);
+	uromd_unlink_own(d.port_path, &port_id);
+	uromd_unlink_own(d.listen_path, &listen_id);
 	uromd_conn_listen_close(&d);
 out_close_ep:
 	close(d.epfd);
 out_close_sig:
 	close(sigfd);
 out_unlink:
-	if (d.secret_rec_path[0] != '\0')
-		unlink(d.secret_rec_path);
-	unlink(d.pid_path); /* ours: we hold its lock */
+	/* Only files still ours: one removed by hand may have been made again by another daemon. */
+	uromd_unlink_own(d.secret_rec_path, &secret_rec_id);
+	uromd_unlink_own(d.pid_path, &pid_id);
+	if (lock_fd >= 0)
+		close(lock_fd);
 	close(pid_fd);
 out:
 	sodium_memzero(d.secret, sizeof(d.secret));

@@ -13,7 +13,8 @@
  * service's listener and host connections included. It runs in its own process group (a
  * Ctrl-C on a foreground service does not reach it), pinned with sched_setaffinity to the
  * CPUs it asked for that exist, with the environment of the service plus the requested
- * variables (loader variables refused unless --allow-loader-env: spawn_env_is_loader).
+ * variables (loader variables refused unless --allow-loader-env: spawn_env_is_loader), plus
+ * UCX_NET_DEVICES limited to the listen address's interface when nobody set it (main.c).
  * Everything the child needs is prepared before fork: between fork and execve it only calls
  * async-signal-safe functions (UCX may run threads in the service).
  *
@@ -21,7 +22,11 @@
  * SPAWN_REPLY carries the worker's UCP address, so it goes out once SW_READY arrived. When the
  * last owner goes, the service sends SW_EXIT and kills the worker if it has not exited after
  * UROMD_WORKER_EXIT_MS. When a worker dies, every owner is told (WORKER_EXIT) and the worker is
- * forgotten; its log file stays for debugging.
+ * forgotten; its log file stays for debugging. A broken control link kills the worker at once
+ * (SIGKILL, reaped as any death): a control message the service cannot send (the socket full,
+ * so it is never silently lost; the SPAWN in progress is refused with IO_FAILED), or one the
+ * worker must not send (anything but one SW_READY). At most CTRL_MSGS_PER_EVENT messages are
+ * read per event, so no worker holds the single-threaded service.
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #include <errno.h>
@@ -54,6 +59,8 @@ SDP_LOG_COMPONENT("uromd");
 extern char **environ;
 
 #define CTRL_BUF_SIZE 65536
+/* Control messages read per epoll event (a worker cannot hold the service in its loop). */
+#define CTRL_MSGS_PER_EVENT 64
 /* The worker's end of its control socket (--ctrl-fd), right after stdin, stdout and stderr. */
 #define SPAWN_CTRL_FD 3
 
@@ -96,28 +103,67 @@ static void spawn_reply_ok(struct uromd *d, struct uromd_worker *w, struct uromd
 	uromd_conn_send(d, o->conn, &msg);
 }
 
-/* Send one control message to a worker (best effort: a dead worker is handled by the reaper). */
-static void spawn_ctrl_send(struct uromd_worker *w, struct sdp_urom_msg *msg)
+static void spawn_ctrl_close(struct uromd *d, struct uromd_worker *w)
+{
+	if (w->ctrl_fd < 0)
+		return;
+	epoll_ctl(d->epfd, EPOLL_CTL_DEL, w->ctrl_fd, NULL);
+	close(w->ctrl_fd);
+	w->ctrl_fd = -1;
+}
+
+/*
+ * The control link to w is broken (a message could not be sent, or the worker sent one it
+ * must not): the worker is killed at once and reaped as usual, its hosts told as for any
+ * death. The caller has logged why, once.
+ */
+static void spawn_worker_broken(struct uromd *d, struct uromd_worker *w)
+{
+	if (w->broken || w->state == UROMD_WORKER_DEAD)
+		return;
+	w->broken = 1;
+	spawn_ctrl_close(d, w);
+	kill(w->pid, SIGKILL);
+	w->state = UROMD_WORKER_EXITING;
+	w->deadline_ms = 0;
+}
+
+/*
+ * Send one control message to a worker. A message that cannot be sent (its socket full: the
+ * worker does not read it) is not dropped quietly: the link is broken and the worker killed
+ * (logged once). IO_FAILED then, or when the link is closed already.
+ */
+static doca_error_t spawn_ctrl_send(struct uromd *d, struct uromd_worker *w,
+				    struct sdp_urom_msg *msg)
 {
 	uint8_t buf[256];
 	size_t len = 0;
 	doca_error_t status;
+	ssize_t n;
 
 	if (w->ctrl_fd < 0)
-		return;
+		return DOCA_ERROR_IO_FAILED;
 	status = sdp_urom_msg_pack(msg, buf, sizeof(buf), &len);
 	if (status != DOCA_SUCCESS) {
 		sdp_error("worker %" PRIu64 ": failed to pack %s: %s", w->id,
 			  sdp_urom_msg_type_name(msg->hdr.type), doca_error_get_name(status));
-		return;
+		return status;
 	}
-	if (send(w->ctrl_fd, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)len)
-		sdp_warn("worker %" PRIu64 " pid %d: failed to send %s on its control socket: %m",
-			 w->id, (int)w->pid, sdp_urom_msg_type_name(msg->hdr.type));
+	do
+		n = send(w->ctrl_fd, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+	while (n < 0 && errno == EINTR);
+	if (n == (ssize_t)len)
+		return DOCA_SUCCESS;
+	sdp_error("worker %" PRIu64 " pid %d: failed to send %s on its control socket (%s): "
+		  "killing the worker",
+		  w->id, (int)w->pid, sdp_urom_msg_type_name(msg->hdr.type),
+		  n < 0 ? strerror(errno) : "short send");
+	spawn_worker_broken(d, w);
+	return DOCA_ERROR_IO_FAILED;
 }
 
-static void spawn_ctrl_simple(struct uromd_worker *w, uint16_t type, uint64_t dest_id,
-			      const uint8_t *token)
+static doca_error_t spawn_ctrl_simple(struct uromd *d, struct uromd_worker *w, uint16_t type,
+				      uint64_t dest_id, const uint8_t *token)
 {
 	struct sdp_urom_msg msg;
 
@@ -129,25 +175,17 @@ static void spawn_ctrl_simple(struct uromd_worker *w, uint16_t type, uint64_t de
 	} else if (type == SDP_UROM_MSG_SW_DEL_HOST) {
 		msg.u.sw_del_host.dest_id = dest_id;
 	}
-	spawn_ctrl_send(w, &msg);
-}
-
-static void spawn_ctrl_close(struct uromd *d, struct uromd_worker *w)
-{
-	if (w->ctrl_fd < 0)
-		return;
-	epoll_ctl(d->epfd, EPOLL_CTL_DEL, w->ctrl_fd, NULL);
-	close(w->ctrl_fd);
-	w->ctrl_fd = -1;
+	return spawn_ctrl_send(d, w, &msg);
 }
 
 /* Ask a worker to exit; it is killed if still alive after UROMD_WORKER_EXIT_MS. */
-static void spawn_worker_exit(struct uromd_worker *w)
+static void spawn_worker_exit(struct uromd *d, struct uromd_worker *w)
 {
 	if (w->state == UROMD_WORKER_EXITING || w->state == UROMD_WORKER_DEAD)
 		return;
 	sdp_debug("worker %" PRIu64 " pid %d: no host left, asking it to exit", w->id, (int)w->pid);
-	spawn_ctrl_simple(w, SDP_UROM_MSG_SW_EXIT, 0, NULL);
+	if (spawn_ctrl_simple(d, w, SDP_UROM_MSG_SW_EXIT, 0, NULL) != DOCA_SUCCESS)
+		return; /* killed */
 	w->state = UROMD_WORKER_EXITING;
 	w->deadline_ms = uromd_now_ms() + UROMD_WORKER_EXIT_MS;
 }
@@ -196,8 +234,14 @@ static int spawn_conn_owns(const struct uromd_worker *w, const struct uromd_conn
 	return 0;
 }
 
-static struct uromd_owner *spawn_owner_add(struct uromd *d, struct uromd_worker *w,
-					   struct uromd_conn *conn, uint64_t req_id)
+/*
+ * Add conn as an owner of w and tell the worker (SW_ADD_HOST). NO_MEMORY; IO_FAILED when the
+ * worker could not be told (its link is broken: it is being killed, logged). Either way no
+ * owner is left added.
+ */
+static doca_error_t spawn_owner_add(struct uromd *d, struct uromd_worker *w,
+				    struct uromd_conn *conn, uint64_t req_id,
+				    struct uromd_owner **o_p)
 {
 	struct uromd_owner *o;
 
@@ -206,7 +250,7 @@ static struct uromd_owner *spawn_owner_add(struct uromd *d, struct uromd_worker 
 		struct uromd_owner *no = realloc(w->owners, ncap * sizeof(*no));
 
 		if (no == NULL)
-			return NULL;
+			return DOCA_ERROR_NO_MEMORY;
 		w->owners = no;
 		w->cap_owners = ncap;
 	}
@@ -218,8 +262,14 @@ static struct uromd_owner *spawn_owner_add(struct uromd *d, struct uromd_worker 
 	o->reply_pending = 1;
 	sdp_urom_random(o->token, sizeof(o->token));
 	/* Queued in the socket even before SW_READY: the worker reads it once it runs. */
-	spawn_ctrl_simple(w, SDP_UROM_MSG_SW_ADD_HOST, o->dest_id, o->token);
-	return o;
+	if (spawn_ctrl_simple(d, w, SDP_UROM_MSG_SW_ADD_HOST, o->dest_id, o->token) !=
+	    DOCA_SUCCESS) {
+		sodium_memzero(o, sizeof(*o));
+		w->num_owners--;
+		return DOCA_ERROR_IO_FAILED;
+	}
+	*o_p = o;
+	return DOCA_SUCCESS;
 }
 
 static int spawn_env_valid(const struct sdp_urom_bytes *e, char *why, size_t why_size)
@@ -318,29 +368,46 @@ static void spawn_free_strv(char **v)
 	free(v);
 }
 
-/* environ plus the requested NAME=value entries (which replace variables of the same name). */
-static char **spawn_build_env(const struct sdp_urom_msg *req)
+/* 1 when the request sets the variable name (name_len bytes, not NUL-terminated). */
+static int spawn_req_sets(const struct sdp_urom_msg *req, const char *name, size_t name_len)
 {
+	for (uint32_t j = 0; j < req->u.spawn.num_env; j++) {
+		const struct sdp_urom_bytes *e = &req->u.spawn.env[j];
+
+		if (e->len > name_len && e->data[name_len] == '=' &&
+		    memcmp(e->data, name, name_len) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+#define SPAWN_NET_DEVICES "UCX_NET_DEVICES"
+
+/*
+ * environ plus the requested NAME=value entries (which replace variables of the same name),
+ * plus UCX_NET_DEVICES=<the listen address's interface> unless the request sets it
+ * (d->worker_net_devices is set only when the service's own is unset or empty).
+ */
+static char **spawn_build_env(const struct uromd *d, const struct sdp_urom_msg *req)
+{
+	const size_t net_len = strlen(SPAWN_NET_DEVICES);
+	int add_net = d->worker_net_devices[0] != '\0' &&
+		      !spawn_req_sets(req, SPAWN_NET_DEVICES, net_len);
 	size_t n_env = 0, n = 0;
 	char **envp;
 
 	while (environ != NULL && environ[n_env] != NULL)
 		n_env++;
-	envp = calloc(n_env + req->u.spawn.num_env + 1, sizeof(*envp));
+	envp = calloc(n_env + req->u.spawn.num_env + 2, sizeof(*envp));
 	if (envp == NULL)
 		return NULL;
 	for (size_t i = 0; i < n_env; i++) {
 		const char *eq = strchr(environ[i], '=');
 		size_t name_len = eq ? (size_t)(eq - environ[i]) : strlen(environ[i]);
-		int replaced = 0;
 
-		for (uint32_t j = 0; j < req->u.spawn.num_env && !replaced; j++) {
-			const struct sdp_urom_bytes *e = &req->u.spawn.env[j];
-
-			replaced = e->len > name_len && e->data[name_len] == '=' &&
-				   memcmp(e->data, environ[i], name_len) == 0;
-		}
-		if (replaced)
+		if (spawn_req_sets(req, environ[i], name_len) ||
+		    (add_net && name_len == net_len &&
+		     memcmp(environ[i], SPAWN_NET_DEVICES, net_len) == 0))
 			continue;
 		envp[n] = strdup(environ[i]);
 		if (envp[n++] == NULL)
@@ -350,6 +417,11 @@ static char **spawn_build_env(const struct sdp_urom_msg *req)
 		envp[n] = strndup((const char *)req->u.spawn.env[j].data, req->u.spawn.env[j].len);
 		if (envp[n++] == NULL)
 			goto err_free;
+	}
+	if (add_net &&
+	    asprintf(&envp[n++], "%s=%s", SPAWN_NET_DEVICES, d->worker_net_devices) < 0) {
+		envp[n - 1] = NULL; /* asprintf leaves its pointer undefined on failure */
+		goto err_free;
 	}
 	return envp;
 
@@ -535,7 +607,7 @@ static doca_error_t spawn_process(struct uromd *d, struct uromd_worker *w,
 		goto err_close_null;
 	}
 	argv = spawn_build_argv(d, w, SPAWN_CTRL_FD);
-	envp = spawn_build_env(req);
+	envp = spawn_build_env(d, req);
 	if (argv == NULL || envp == NULL) {
 		sdp_error("worker %" PRIu64 ": out of memory building its command line", w->id);
 		status = DOCA_ERROR_NO_MEMORY;
@@ -680,10 +752,15 @@ void uromd_worker_spawn_request(struct uromd *d, struct uromd_conn *conn,
 				 " of gid %u asking gid %u; the "
 				 "worker keeps gid %u",
 				 conn->peer, id, w->gid, req->u.spawn.gid, w->gid);
-		o = spawn_owner_add(d, w, conn, req_id);
-		if (o == NULL) {
+		status = spawn_owner_add(d, w, conn, req_id, &o);
+		if (status == DOCA_ERROR_IO_FAILED) {
+			spawn_reply_error(d, conn, req_id, id, status,
+					  "the service's control link to the worker failed; the "
+					  "worker was killed");
+			return; /* logged by spawn_ctrl_send */
+		}
+		if (status != DOCA_SUCCESS) {
 			snprintf(why, sizeof(why), "out of memory");
-			status = DOCA_ERROR_NO_MEMORY;
 			goto err_reply;
 		}
 		sdp_info("host %s attached to worker %" PRIu64 " (pid %d) as dest %" PRIu64,
@@ -733,11 +810,15 @@ void uromd_worker_spawn_request(struct uromd *d, struct uromd_conn *conn,
 		w->deadline_ms = uromd_now_ms() + UROMD_WORKER_READY_MS;
 	w->next = d->workers;
 	d->workers = w;
-	o = spawn_owner_add(d, w, conn, req_id);
-	if (o == NULL) {
+	status = spawn_owner_add(d, w, conn, req_id, &o);
+	if (status == DOCA_ERROR_IO_FAILED) {
+		spawn_reply_error(d, conn, req_id, id, status,
+				  "the service's control link to the worker failed; the worker "
+				  "was killed");
+	} else if (status != DOCA_SUCCESS) {
 		sdp_error("worker %" PRIu64 ": out of memory recording its host", w->id);
 		spawn_reply_error(d, conn, req_id, id, DOCA_ERROR_NO_MEMORY, "out of memory");
-		spawn_worker_exit(w);
+		spawn_worker_exit(d, w);
 	}
 	return;
 
@@ -750,13 +831,15 @@ err_reply:
 }
 
 /* Remove owner i of w (telling the worker); the last one makes the worker exit. */
-static void spawn_owner_remove(struct uromd_worker *w, size_t i)
+static void spawn_owner_remove(struct uromd *d, struct uromd_worker *w, size_t i)
 {
-	spawn_ctrl_simple(w, SDP_UROM_MSG_SW_DEL_HOST, w->owners[i].dest_id, NULL);
+	/* A failure kills the worker (its other hosts get WORKER_EXIT): the host stays unknown. */
+	if (w->ctrl_fd >= 0)
+		(void)spawn_ctrl_simple(d, w, SDP_UROM_MSG_SW_DEL_HOST, w->owners[i].dest_id, NULL);
 	w->owners[i] = w->owners[--w->num_owners];
 	sodium_memzero(&w->owners[w->num_owners], sizeof(w->owners[0]));
 	if (w->num_owners == 0)
-		spawn_worker_exit(w);
+		spawn_worker_exit(d, w);
 }
 
 /* Remember that conn used worker w (dest dest_id) when it died (see struct uromd_gone). */
@@ -808,7 +891,7 @@ static doca_error_t spawn_release(struct uromd *d, struct uromd_conn *conn, uint
 			if (w->owners[i].conn == conn && w->owners[i].dest_id == dest_id) {
 				sdp_info("host %s released worker %" PRIu64 " (dest %" PRIu64 ")",
 					 conn->peer, w->id, dest_id);
-				spawn_owner_remove(w, i);
+				spawn_owner_remove(d, w, i);
 				return DOCA_SUCCESS;
 			}
 		}
@@ -857,7 +940,7 @@ void uromd_worker_drop_conn(struct uromd *d, struct uromd_conn *conn)
 
 		while (i < w->num_owners) {
 			if (w->owners[i].conn == conn)
-				spawn_owner_remove(w, i);
+				spawn_owner_remove(d, w, i);
 			else
 				i++;
 		}
@@ -868,8 +951,10 @@ static void spawn_handle_ready(struct uromd *d, struct uromd_worker *w,
 			       const struct sdp_urom_msg *msg)
 {
 	if (w->state != UROMD_WORKER_STARTING) {
-		sdp_warn("worker %" PRIu64 " pid %d: unexpected SW_READY, ignored", w->id,
-			 (int)w->pid);
+		sdp_error("worker %" PRIu64 " pid %d: SW_READY again on its control socket: a "
+			  "broken worker, killing it",
+			  w->id, (int)w->pid);
+		spawn_worker_broken(d, w);
 		return;
 	}
 	if (msg->u.sw_ready.status != DOCA_SUCCESS) {
@@ -884,14 +969,14 @@ static void spawn_handle_ready(struct uromd *d, struct uromd_worker *w,
 						  status, "the worker failed to load its plugins");
 			}
 		w->num_owners = 0;
-		spawn_worker_exit(w);
+		spawn_worker_exit(d, w);
 		return;
 	}
 	free(w->addr);
 	w->addr = malloc(msg->u.sw_ready.worker_addr.len ? msg->u.sw_ready.worker_addr.len : 1);
 	if (w->addr == NULL) {
 		sdp_error("worker %" PRIu64 ": out of memory", w->id);
-		spawn_worker_exit(w);
+		spawn_worker_exit(d, w);
 		return;
 	}
 	memcpy(w->addr, msg->u.sw_ready.worker_addr.data, msg->u.sw_ready.worker_addr.len);
@@ -910,7 +995,8 @@ void uromd_worker_ctrl_event(struct uromd *d, struct uromd_worker *w, uint32_t e
 	static uint8_t buf[CTRL_BUF_SIZE];
 
 	(void)events;
-	while (w->ctrl_fd >= 0) {
+	/* Bounded: the epoll set is level-triggered, the loop comes back for the rest. */
+	for (int count = 0; w->ctrl_fd >= 0 && count < CTRL_MSGS_PER_EVENT; count++) {
 		struct sdp_urom_msg msg;
 		doca_error_t status;
 		ssize_t n;
@@ -934,18 +1020,23 @@ void uromd_worker_ctrl_event(struct uromd *d, struct uromd_worker *w, uint32_t e
 			}
 			return;
 		}
+		/* A worker sends SW_READY and nothing else: anything more is a broken worker. */
 		status = sdp_urom_msg_unpack(buf, (size_t)n, &msg);
 		if (status != DOCA_SUCCESS) {
-			sdp_warn("worker %" PRIu64 " pid %d: bad control message (%zd bytes): %s",
-				 w->id, (int)w->pid, n, doca_error_get_name(status));
-			continue;
+			sdp_error("worker %" PRIu64 " pid %d: bad control message (%zd bytes): %s; "
+				  "a broken worker, killing it",
+				  w->id, (int)w->pid, n, doca_error_get_name(status));
+			spawn_worker_broken(d, w);
+			return;
 		}
-		if (msg.hdr.type == SDP_UROM_MSG_SW_READY)
-			spawn_handle_ready(d, w, &msg);
-		else
-			sdp_warn("worker %" PRIu64
-				 " pid %d: unexpected control message %s, ignored",
-				 w->id, (int)w->pid, sdp_urom_msg_type_name(msg.hdr.type));
+		if (msg.hdr.type != SDP_UROM_MSG_SW_READY) {
+			sdp_error("worker %" PRIu64 " pid %d: unexpected control message %s; a "
+				  "broken worker, killing it",
+				  w->id, (int)w->pid, sdp_urom_msg_type_name(msg.hdr.type));
+			spawn_worker_broken(d, w);
+			return;
+		}
+		spawn_handle_ready(d, w, &msg);
 	}
 }
 
@@ -1087,7 +1178,7 @@ void uromd_worker_shutdown_all(struct uromd *d, int sigfd)
 	for (struct uromd_worker *w = d->workers; w != NULL; w = w->next) {
 		/* Owners stay: each host gets WORKER_EXIT when its worker is reaped. */
 		if (w->state == UROMD_WORKER_STARTING || w->state == UROMD_WORKER_READY) {
-			spawn_ctrl_simple(w, SDP_UROM_MSG_SW_EXIT, 0, NULL);
+			(void)spawn_ctrl_simple(d, w, SDP_UROM_MSG_SW_EXIT, 0, NULL);
 			w->state = UROMD_WORKER_EXITING;
 		}
 	}

@@ -126,6 +126,7 @@ struct uromd_worker {
 	void *addr; /* UCP worker address from SW_READY */
 	size_t addr_len;
 	uint64_t deadline_ms; /* ready deadline (STARTING) or kill deadline (EXITING); 0 = none */
+	int broken;	      /* its control link failed: SIGKILLed (spawn.c) */
 	struct uromd_owner *owners;
 	size_t num_owners;
 	size_t cap_owners;
@@ -183,6 +184,7 @@ struct uromd {
 	char listen_path[PATH_MAX + 64];
 	char secret_rec_path[PATH_MAX + 64]; /* <run dir>/uromd.secret-path, "" until written */
 	char worker_bin[PATH_MAX + 64];
+	char worker_net_devices[64]; /* UCX_NET_DEVICES given to workers, "" = none (main.c) */
 	uint8_t secret[SDP_UROM_SECRET_LEN];
 	struct uromd_cpuset cpuset;  /* as given (reported to hosts) */
 	struct uromd_cpuset present; /* CPUs this daemon may run on */

@@ -155,36 +155,77 @@ int sdp_uromd_pid_is_uromd(pid_t pid)
 	return p != NULL && strcmp(p + 1, "softdpu-uromd") == 0;
 }
 
-/* Open path (no symlink, a regular file) and read at most size - 1 bytes of it. */
+static void pid_file_not_regular(const char *path, const char *what)
+{
+	sdp_error("pid file %s is %s, not a pid file softdpu-uromd wrote; left untouched", path,
+		  what);
+}
+
+/* The kind of file st describes, for a message. */
+static const char *pid_file_kind(const struct stat *st)
+{
+	if (S_ISLNK(st->st_mode))
+		return "a symbolic link";
+	if (S_ISDIR(st->st_mode))
+		return "a directory";
+	if (S_ISFIFO(st->st_mode))
+		return "a FIFO";
+	if (S_ISSOCK(st->st_mode))
+		return "a socket";
+	if (S_ISCHR(st->st_mode) || S_ISBLK(st->st_mode))
+		return "a device";
+	return "not a regular file";
+}
+
+static doca_error_t pid_file_errno_status(int err)
+{
+	return err == EACCES || err == EPERM ? DOCA_ERROR_NOT_PERMITTED : DOCA_ERROR_IO_FAILED;
+}
+
+/*
+ * Open path and read at most size - 1 bytes of it. Only a regular file is opened: its type is
+ * checked (lstat) before the open, so a device, FIFO or symbolic link given as the pid file is
+ * never opened (opening a device can act: /dev/watchdog arms the watchdog), and the file opened
+ * is checked to be the one looked at.
+ */
 static doca_error_t pid_file_open_read(const char *path, int flags, int *fd_p, char *buf,
 				       size_t size, size_t *len_p)
 {
-	struct stat st;
+	struct stat st_path, st;
 	ssize_t n;
 	int fd;
 
+	if (lstat(path, &st_path) != 0) {
+		int err = errno;
+
+		if (err == ENOENT)
+			return DOCA_ERROR_NOT_FOUND;
+		sdp_error("failed to look at pid file %s: %s", path, strerror(err));
+		return pid_file_errno_status(err);
+	}
+	if (!S_ISREG(st_path.st_mode)) {
+		pid_file_not_regular(path, pid_file_kind(&st_path));
+		return DOCA_ERROR_INVALID_VALUE;
+	}
 	fd = open(path, flags | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0) {
 		int err = errno;
 
 		if (err == ENOENT)
-			return DOCA_ERROR_NOT_FOUND;
+			return DOCA_ERROR_NOT_FOUND; /* removed meanwhile */
 		if (err == ELOOP) {
-			sdp_error("pid file %s is a symbolic link, not a pid file softdpu-uromd "
-				  "wrote; left untouched",
-				  path);
+			pid_file_not_regular(path, "a symbolic link");
 			return DOCA_ERROR_INVALID_VALUE;
 		}
 		sdp_error("failed to open pid file %s: %s", path, strerror(err));
-		return err == EACCES || err == EPERM ? DOCA_ERROR_NOT_PERMITTED :
-						       DOCA_ERROR_IO_FAILED;
+		return pid_file_errno_status(err);
 	}
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		sdp_error("pid file %s is not a regular file, not a pid file softdpu-uromd wrote; "
-			  "left untouched",
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_dev != st_path.st_dev ||
+	    st.st_ino != st_path.st_ino) {
+		sdp_error("pid file %s was replaced while being opened; left untouched, try again",
 			  path);
 		close(fd);
-		return DOCA_ERROR_INVALID_VALUE;
+		return DOCA_ERROR_AGAIN;
 	}
 	n = pread(fd, buf, size - 1, 0);
 	if (n < 0) {

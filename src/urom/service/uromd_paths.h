@@ -4,7 +4,7 @@
  *
  * Run directory: --run-dir, else SOFTDPU_UROM_RUN_DIR, else $XDG_RUNTIME_DIR/softdpu, else
  * /tmp/softdpu-<uid>. It holds uromd.pid (the daemon's pid, flock'ed by the daemon for its
- * whole life), uromd.port (the bound port, one decimal line), uromd.listen (host:port the
+ * whole life), uromd.lock (flock'ed by the daemon: one daemon per run directory), uromd.port (the bound port, one decimal line), uromd.listen (host:port the
  * daemon listens on), uromd.secret-path (the secret file it uses), worker-<id>-<pid>.log and,
  * in daemon mode, uromd.log.
  * SPDX-License-Identifier: BSD-3-Clause
@@ -21,6 +21,8 @@
 #define SDP_UROMD_PORT_FILE "uromd.port"
 #define SDP_UROMD_LISTEN_FILE "uromd.listen"
 #define SDP_UROMD_LOG_FILE "uromd.log"
+/* flock'ed by the daemon for its whole life (one daemon per run directory); holds its pid. */
+#define SDP_UROMD_LOCK_FILE "uromd.lock"
 /* The absolute path of the secret file the daemon uses, one line (for `softdpu service status`). */
 #define SDP_UROMD_SECRET_PATH_FILE "uromd.secret-path"
 
@@ -55,7 +57,8 @@ int sdp_uromd_pid_is_uromd(pid_t pid);
  * Look at a pid file: *pid_p receives the pid it names (0 while a daemon that holds the lock
  * has not written it yet) and *locked_p whether a live process holds its lock (= a running
  * daemon). NOT_FOUND (not logged) when the file does not exist; INVALID_VALUE (logged) when it
- * is not a pid file (see above).
+ * is not a pid file (see above; a path that is not a regular file is refused without being
+ * opened); AGAIN (logged) when the file was replaced while being opened.
  */
 doca_error_t sdp_uromd_pid_file_check(const char *path, pid_t *pid_p, int *locked_p);
 
