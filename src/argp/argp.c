@@ -31,6 +31,7 @@
 #include "doca_argp.h"
 #include "doca_log.h"
 #include "doca_version.h"
+#include "sdp_check.h"
 #include "sdp_list.h"
 #include "sdp_log.h"
 
@@ -362,13 +363,29 @@ static void argp_print_usage(FILE *out)
 	fflush(out);
 }
 
-void doca_argp_usage(void)
+/*
+ * The state check of the calls that need doca_argp_init first and, with need_ready, come before
+ * doca_argp_start: DOCA_ERROR_BAD_STATE, logged on behalf of func (the call made), or
+ * DOCA_SUCCESS.
+ */
+static doca_error_t argp_check_state(bool need_ready, const char *func)
 {
 	if (argp.state == ARGP_STATE_UNINIT) {
-		sdp_error("doca_argp_usage called before doca_argp_init");
-		return;
+		sdp_log_as(DOCA_LOG_LEVEL_ERROR, func,
+			   "argp is not initialised (call doca_argp_init)");
+		return DOCA_ERROR_BAD_STATE;
 	}
-	argp_print_usage(stdout);
+	if (need_ready && argp.state != ARGP_STATE_READY) {
+		sdp_log_as(DOCA_LOG_LEVEL_ERROR, func, "doca_argp_start was already called");
+		return DOCA_ERROR_BAD_STATE;
+	}
+	return DOCA_SUCCESS;
+}
+
+void doca_argp_usage(void)
+{
+	if (argp_check_state(false, __func__) == DOCA_SUCCESS)
+		argp_print_usage(stdout);
 }
 
 /* ---- init / destroy --------------------------------------------------------------------- */
@@ -406,12 +423,11 @@ doca_error_t doca_argp_init(const char *program_name, void *program_config)
 
 doca_error_t doca_argp_destroy(void)
 {
+	doca_error_t status = argp_check_state(false, __func__);
 	struct doca_argp_param *param, *tmp;
 
-	if (argp.state == ARGP_STATE_UNINIT) {
-		sdp_error("argp is not initialised");
-		return DOCA_ERROR_BAD_STATE;
-	}
+	if (status != DOCA_SUCCESS)
+		return status;
 	sdp_list_for_each_safe(param, tmp, &argp.params, link) {
 		sdp_list_del(&param->link);
 		argp_param_free(param);
@@ -430,16 +446,13 @@ doca_error_t doca_argp_destroy(void)
 
 doca_error_t doca_argp_param_create(struct doca_argp_param **param)
 {
+	doca_error_t status = sdp_check_arg(param, "param", __func__);
 	struct doca_argp_param *p;
 
-	if (param == NULL) {
-		sdp_error("NULL output pointer");
-		return DOCA_ERROR_INVALID_VALUE;
-	}
-	if (argp.state == ARGP_STATE_UNINIT) {
-		sdp_error("argp is not initialised (call doca_argp_init)");
-		return DOCA_ERROR_BAD_STATE;
-	}
+	if (status == DOCA_SUCCESS)
+		status = argp_check_state(false, __func__);
+	if (status != DOCA_SUCCESS)
+		return status;
 	p = calloc(1, sizeof(*p));
 	if (p == NULL) {
 		sdp_error("out of memory");
@@ -451,18 +464,29 @@ doca_error_t doca_argp_param_create(struct doca_argp_param **param)
 	return DOCA_SUCCESS;
 }
 
-/* Common guard of the setters: they change nothing on a NULL or registered param. */
+/*
+ * Common guard of the setters: they change nothing on a NULL or registered param. Logs on
+ * behalf of func, the setter called.
+ */
 static bool argp_param_settable(const struct doca_argp_param *param, const char *func)
 {
 	if (param == NULL) {
-		sdp_error("%s: NULL param", func);
+		sdp_log_as(DOCA_LOG_LEVEL_ERROR, func, "NULL param");
 		return false;
 	}
 	if (param->registered) {
-		sdp_error("%s: the param is already registered and can no longer change", func);
+		sdp_log_as(DOCA_LOG_LEVEL_ERROR, func,
+			   "the param is already registered and can no longer change");
 		return false;
 	}
 	return true;
+}
+
+/* The flag setters: *flag of a settable param becomes true (flag is NULL for a NULL param). */
+static void argp_param_set_flag(struct doca_argp_param *param, bool *flag, const char *func)
+{
+	if (argp_param_settable(param, func))
+		*flag = true;
 }
 
 static void argp_param_set_string(struct doca_argp_param *param, char **field, const char *value,
@@ -473,12 +497,12 @@ static void argp_param_set_string(struct doca_argp_param *param, char **field, c
 	if (!argp_param_settable(param, func))
 		return;
 	if (value == NULL) {
-		sdp_error("%s: NULL value", func);
+		sdp_log_as(DOCA_LOG_LEVEL_ERROR, func, "NULL value");
 		return;
 	}
 	copy = strdup(value);
 	if (copy == NULL) {
-		sdp_error("%s: out of memory copying \"%s\"", func, value);
+		sdp_log_as(DOCA_LOG_LEVEL_ERROR, func, "out of memory copying \"%s\"", value);
 		param->out_of_memory = true;
 		return;
 	}
@@ -519,7 +543,7 @@ void doca_argp_param_set_type(struct doca_argp_param *param, enum doca_argp_type
 	if (!argp_param_settable(param, __func__))
 		return;
 	if ((int)type < (int)DOCA_ARGP_TYPE_UNKNOWN || (int)type > (int)DOCA_ARGP_TYPE_DOUBLE) {
-		sdp_error("%s: unknown type %d", __func__, (int)type);
+		sdp_error("unknown type %d", (int)type);
 		return;
 	}
 	param->type = type;
@@ -527,32 +551,27 @@ void doca_argp_param_set_type(struct doca_argp_param *param, enum doca_argp_type
 
 void doca_argp_param_set_mandatory(struct doca_argp_param *param)
 {
-	if (argp_param_settable(param, __func__))
-		param->mandatory = true;
+	argp_param_set_flag(param, param != NULL ? &param->mandatory : NULL, __func__);
 }
 
 void doca_argp_param_set_cli_only(struct doca_argp_param *param)
 {
-	if (argp_param_settable(param, __func__))
-		param->cli_only = true;
+	argp_param_set_flag(param, param != NULL ? &param->cli_only : NULL, __func__);
 }
 
 void doca_argp_param_set_multiplicity(struct doca_argp_param *param)
 {
-	if (argp_param_settable(param, __func__))
-		param->multiplicity = true;
+	argp_param_set_flag(param, param != NULL ? &param->multiplicity : NULL, __func__);
 }
 
 void doca_argp_param_set_singular(struct doca_argp_param *param)
 {
-	if (argp_param_settable(param, __func__))
-		param->singular = true;
+	argp_param_set_flag(param, param != NULL ? &param->singular : NULL, __func__);
 }
 
 void doca_argp_param_set_hidden(struct doca_argp_param *param)
 {
-	if (argp_param_settable(param, __func__))
-		param->hidden = true;
+	argp_param_set_flag(param, param != NULL ? &param->hidden : NULL, __func__);
 }
 
 doca_error_t doca_argp_param_destroy(struct doca_argp_param *param)
@@ -602,66 +621,74 @@ static const char *argp_name_owner(const char *name, bool is_long, char *buf, si
 	return NULL;
 }
 
-/* Checks of doca_argp_register_param that do not depend on the module state. */
-static doca_error_t argp_param_check(const struct doca_argp_param *param)
+/*
+ * Checks of doca_argp_register_param that do not depend on the module state; logged on behalf
+ * of func, the call made.
+ */
+static doca_error_t argp_param_check(const struct doca_argp_param *param, const char *func)
 {
 	char label[160], owner_buf[160];
 	const char *owner;
 
 	argp_param_label(param, label, sizeof(label));
 	if (param->out_of_memory) {
-		sdp_error("register %s: a setter ran out of memory earlier", label);
+		sdp_log_as(DOCA_LOG_LEVEL_ERROR, func,
+			   "param %s: a setter ran out of memory earlier", label);
 		return DOCA_ERROR_NO_MEMORY;
 	}
 	if (param->short_name == NULL && param->long_name == NULL) {
-		sdp_error("register: the param has neither a short nor a long name");
+		sdp_log_as(DOCA_LOG_LEVEL_ERROR, func,
+			   "the param has neither a short nor a long name");
 		return DOCA_ERROR_INITIALIZATION;
 	}
 	if (param->description == NULL) {
-		sdp_error("register %s: no description set", label);
+		sdp_log_as(DOCA_LOG_LEVEL_ERROR, func, "param %s: no description set", label);
 		return DOCA_ERROR_INITIALIZATION;
 	}
 	if (param->callback == NULL) {
-		sdp_error("register %s: no callback set", label);
+		sdp_log_as(DOCA_LOG_LEVEL_ERROR, func, "param %s: no callback set", label);
 		return DOCA_ERROR_INITIALIZATION;
 	}
 	if (param->type == DOCA_ARGP_TYPE_UNKNOWN) {
-		sdp_error("register %s: no type set", label);
+		sdp_log_as(DOCA_LOG_LEVEL_ERROR, func, "param %s: no type set", label);
 		return DOCA_ERROR_INITIALIZATION;
 	}
 	if (param->type == DOCA_ARGP_TYPE_DEVICE || param->type == DOCA_ARGP_TYPE_DEVICE_REP) {
-		sdp_error("register %s: type %s is not supported by softdpu (use a STRING flag and "
-			  "open the device in the callback)",
-			  label, argp_value_type_name(param->type));
+		sdp_log_as(DOCA_LOG_LEVEL_ERROR, func,
+			   "param %s: type %s is not supported by softdpu (use a STRING flag and "
+			   "open the device in the callback)",
+			   label, argp_value_type_name(param->type));
 		return DOCA_ERROR_NOT_SUPPORTED;
 	}
 	if (param->short_name != NULL && !argp_name_valid(param->short_name)) {
-		sdp_error(
-			"register %s: invalid short name \"%s\" (letters, digits, '-' and '_', not "
-			"starting with '-')",
-			label, param->short_name);
+		sdp_log_as(DOCA_LOG_LEVEL_ERROR, func,
+			   "param %s: invalid short name \"%s\" (letters, digits, '-' and '_', not "
+			   "starting with '-')",
+			   label, param->short_name);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	if (param->long_name != NULL && !argp_name_valid(param->long_name)) {
-		sdp_error(
-			"register %s: invalid long name \"%s\" (letters, digits, '-' and '_', not "
-			"starting with '-')",
-			label, param->long_name);
+		sdp_log_as(DOCA_LOG_LEVEL_ERROR, func,
+			   "param %s: invalid long name \"%s\" (letters, digits, '-' and '_', not "
+			   "starting with '-')",
+			   label, param->long_name);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	if (param->short_name != NULL) {
 		owner = argp_name_owner(param->short_name, false, owner_buf, sizeof(owner_buf));
 		if (owner != NULL) {
-			sdp_error("register %s: short name -%s is already used by %s", label,
-				  param->short_name, owner);
+			sdp_log_as(DOCA_LOG_LEVEL_ERROR, func,
+				   "param %s: short name -%s is already used by %s", label,
+				   param->short_name, owner);
 			return DOCA_ERROR_INVALID_VALUE;
 		}
 	}
 	if (param->long_name != NULL) {
 		owner = argp_name_owner(param->long_name, true, owner_buf, sizeof(owner_buf));
 		if (owner != NULL) {
-			sdp_error("register %s: long name --%s is already used by %s", label,
-				  param->long_name, owner);
+			sdp_log_as(DOCA_LOG_LEVEL_ERROR, func,
+				   "param %s: long name --%s is already used by %s", label,
+				   param->long_name, owner);
 			return DOCA_ERROR_INVALID_VALUE;
 		}
 	}
@@ -681,14 +708,10 @@ doca_error_t doca_argp_register_param(struct doca_argp_param *input_param)
 		sdp_error("the param is already registered");
 		return DOCA_ERROR_BAD_STATE;
 	}
-	if (argp.state != ARGP_STATE_READY) {
-		sdp_error("%s", argp.state == ARGP_STATE_UNINIT ?
-					"argp is not initialised" :
-					"doca_argp_start was already called");
-		status = DOCA_ERROR_BAD_STATE;
+	status = argp_check_state(true, __func__);
+	if (status != DOCA_SUCCESS)
 		goto err_free;
-	}
-	status = argp_param_check(input_param);
+	status = argp_param_check(input_param, __func__);
 	if (status != DOCA_SUCCESS)
 		goto err_free;
 
@@ -704,66 +727,64 @@ err_free:
 	return status;
 }
 
-doca_error_t doca_argp_register_version_callback(doca_argp_param_cb_t callback)
+/* The checks of the callback registrations: a callback (set is callback != NULL), after init. */
+static doca_error_t argp_callback_check(bool set, const char *func)
 {
-	if (callback == NULL) {
-		sdp_error("NULL callback");
+	if (!set) {
+		sdp_log_as(DOCA_LOG_LEVEL_ERROR, func, "NULL callback");
 		return DOCA_ERROR_INVALID_VALUE;
 	}
-	if (argp.state == ARGP_STATE_UNINIT) {
-		sdp_error("argp is not initialised");
-		return DOCA_ERROR_BAD_STATE;
-	}
-	argp.version_cb = callback;
-	return DOCA_SUCCESS;
+	return argp_check_state(false, func);
+}
+
+doca_error_t doca_argp_register_version_callback(doca_argp_param_cb_t callback)
+{
+	doca_error_t status = argp_callback_check(callback != NULL, __func__);
+
+	if (status == DOCA_SUCCESS)
+		argp.version_cb = callback;
+	return status;
 }
 
 doca_error_t doca_argp_register_validation_callback(doca_argp_validation_cb_t callback)
 {
-	if (callback == NULL) {
-		sdp_error("NULL callback");
-		return DOCA_ERROR_INVALID_VALUE;
-	}
-	if (argp.state == ARGP_STATE_UNINIT) {
-		sdp_error("argp is not initialised");
-		return DOCA_ERROR_BAD_STATE;
-	}
-	argp.validation_cb = callback;
-	return DOCA_SUCCESS;
+	doca_error_t status = argp_callback_check(callback != NULL, __func__);
+
+	if (status == DOCA_SUCCESS)
+		argp.validation_cb = callback;
+	return status;
 }
 
 doca_error_t doca_argp_disable_pedantic_config_parsing(void)
 {
-	if (argp.state != ARGP_STATE_READY) {
-		sdp_error("%s", argp.state == ARGP_STATE_UNINIT ?
-					"argp is not initialised" :
-					"doca_argp_start was already called");
-		return DOCA_ERROR_BAD_STATE;
-	}
-	argp.lenient_json = true;
-	return DOCA_SUCCESS;
+	doca_error_t status = argp_check_state(true, __func__);
+
+	if (status == DOCA_SUCCESS)
+		argp.lenient_json = true;
+	return status;
+}
+
+/* The log level argp took from the command line or configuration, else the global one. */
+static doca_error_t argp_log_level_get(int argp_level, int global_level, int *log_level,
+				       const char *func)
+{
+	doca_error_t status = sdp_check_arg(log_level, "log_level", func);
+
+	if (status == DOCA_SUCCESS)
+		*log_level = argp_level >= 0 ? argp_level : global_level;
+	return status;
 }
 
 doca_error_t doca_argp_get_log_level(int *log_level)
 {
-	if (log_level == NULL) {
-		sdp_error("NULL output pointer");
-		return DOCA_ERROR_INVALID_VALUE;
-	}
-	*log_level =
-		argp.log_level >= 0 ? argp.log_level : (int)doca_log_level_get_global_lower_limit();
-	return DOCA_SUCCESS;
+	return argp_log_level_get(argp.log_level, (int)doca_log_level_get_global_lower_limit(),
+				  log_level, __func__);
 }
 
 doca_error_t doca_argp_get_sdk_log_level(int *log_level)
 {
-	if (log_level == NULL) {
-		sdp_error("NULL output pointer");
-		return DOCA_ERROR_INVALID_VALUE;
-	}
-	*log_level = argp.sdk_log_level >= 0 ? argp.sdk_log_level :
-					       (int)doca_log_level_get_global_sdk_limit();
-	return DOCA_SUCCESS;
+	return argp_log_level_get(argp.sdk_log_level, (int)doca_log_level_get_global_sdk_limit(),
+				  log_level, __func__);
 }
 
 /* ---- start: collecting values ----------------------------------------------------------- */
@@ -1662,12 +1683,9 @@ doca_error_t doca_argp_start(int argc, char **argv)
 	struct argp_run run = {.log_level = -1, .sdk_log_level = -1};
 	doca_error_t status;
 
-	if (argp.state != ARGP_STATE_READY) {
-		sdp_error("%s", argp.state == ARGP_STATE_UNINIT ?
-					"argp is not initialised" :
-					"doca_argp_start was already called");
-		return DOCA_ERROR_BAD_STATE;
-	}
+	status = argp_check_state(true, __func__);
+	if (status != DOCA_SUCCESS)
+		return status;
 	if (argc < 0 || (argc > 0 && argv == NULL)) {
 		sdp_error("invalid argc %d / argv %p", argc, (void *)argv);
 		return DOCA_ERROR_INVALID_VALUE;

@@ -497,6 +497,22 @@ static int in_module(const struct link_map *map, const void *addr, size_t len)
 }
 
 /*
+ * The length of the string at s (below max), read only inside the loaded segments of the object
+ * map, byte by byte, so a string at the end of a segment is not read past it; max when s has no
+ * NUL among its first max bytes or leaves the module first.
+ */
+static size_t module_strnlen(const struct link_map *map, const char *s, size_t max)
+{
+	for (size_t n = 0; n < max; n++) {
+		if (!in_module(map, s + n, 1))
+			return max;
+		if (s[n] == '\0')
+			return n;
+	}
+	return max;
+}
+
+/*
  * The ops table a module exports, or NULL after recording why it is not one. The symbol is read
  * only through the layout its ELF entry proves: it must be an object of exactly one pointer
  * (`int sdp_provider = 5;` is 4 bytes and refused unread), and the pointer must lead to a whole,
@@ -553,9 +569,12 @@ static const struct sdp_provider_ops *module_ops(void *handle, const char *path)
 			  ops->abi_version, SDP_PROVIDER_ABI_VERSION);
 		return NULL;
 	}
-	if (ops->name == NULL || !in_module(map, ops->name, 1) ||
-	    !in_module(map, ops->name, strnlen(ops->name, SDP_PROVIDER_NAME_MAX) + 1)) {
-		issue_add(1, path, "provider table has no name inside the module, skipped");
+	if (ops->name == NULL ||
+	    module_strnlen(map, ops->name, SDP_PROVIDER_NAME_MAX) == SDP_PROVIDER_NAME_MAX) {
+		issue_add(1, path,
+			  "provider table has no name of at most %d characters inside the module, "
+			  "skipped",
+			  SDP_PROVIDER_NAME_MAX - 1);
 		return NULL;
 	}
 	return ops;

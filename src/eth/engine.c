@@ -389,7 +389,7 @@ doca_error_t sdp_eth_dev_get_port_counters(struct doca_dev *dev,
 	doca_error_t status = DOCA_ERROR_BAD_STATE;
 
 	if (dev == NULL || counters == NULL) {
-		sdp_error("sdp_eth_dev_get_port_counters: NULL argument");
+		sdp_error("NULL argument");
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	pthread_mutex_lock(&g_ports_lock);
@@ -414,8 +414,7 @@ doca_error_t sdp_eth_dev_get_port_counters(struct doca_dev *dev,
 	}
 	pthread_mutex_unlock(&g_ports_lock);
 	if (status != DOCA_SUCCESS)
-		sdp_error("sdp_eth_dev_get_port_counters: no queue of device %p is running",
-			  (void *)dev);
+		sdp_error("no queue of device %p is running", (void *)dev);
 	return status;
 }
 

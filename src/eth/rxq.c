@@ -299,27 +299,26 @@ doca_error_t doca_eth_rxq_create(struct doca_dev *dev, uint32_t max_burst_size,
 	struct doca_eth_rxq *rxq;
 
 	if (dev == NULL || eth_rxq == NULL) {
-		sdp_error("doca_eth_rxq_create: NULL %s",
-			  dev == NULL ? "device" : "output pointer");
+		sdp_error("NULL %s", dev == NULL ? "device" : "output pointer");
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	if (sdp_dev_get_eth_ops(dev) == NULL) {
-		sdp_error("doca_eth_rxq_create: device %p has no Ethernet port", (void *)dev);
+		sdp_error("device %p has no Ethernet port", (void *)dev);
 		return DOCA_ERROR_NOT_SUPPORTED;
 	}
 	if (max_burst_size == 0 || max_burst_size > SDP_ETH_DEF_MAX_BURST * 64u) {
-		sdp_error("doca_eth_rxq_create: max_burst_size %u is not from 1 to %u",
-			  max_burst_size, SDP_ETH_DEF_MAX_BURST * 64u);
+		sdp_error("max_burst_size %u is not from 1 to %u", max_burst_size,
+			  SDP_ETH_DEF_MAX_BURST * 64u);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	if (max_packet_size == 0 || max_packet_size > RXQ_MAX_PACKET) {
-		sdp_error("doca_eth_rxq_create: max_packet_size %u is not from 1 to %u",
-			  max_packet_size, RXQ_MAX_PACKET);
+		sdp_error("max_packet_size %u is not from 1 to %u", max_packet_size,
+			  RXQ_MAX_PACKET);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	rxq = calloc(1, sizeof(*rxq));
 	if (rxq == NULL) {
-		sdp_error("doca_eth_rxq_create: out of memory");
+		sdp_error("out of memory");
 		return DOCA_ERROR_NO_MEMORY;
 	}
 	sdp_ctx_init(&rxq->ctx, &rxq_ctx_ops);
@@ -340,7 +339,7 @@ doca_error_t doca_eth_rxq_destroy(struct doca_eth_rxq *eth_rxq)
 	doca_error_t status;
 
 	if (eth_rxq == NULL) {
-		sdp_error("doca_eth_rxq_destroy: NULL queue");
+		sdp_error("NULL queue");
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	status = sdp_ctx_fini(&eth_rxq->ctx);
@@ -452,10 +451,9 @@ doca_error_t doca_eth_rxq_estimate_packet_buf_size(enum doca_eth_rxq_type type, 
 
 	if (buf_size == NULL || max_packet_size == 0 || max_burst_size == 0 ||
 	    log_max_lro_pkt_sz > 16) {
-		sdp_error("estimate_packet_buf_size: %s",
-			  buf_size == NULL	  ? "NULL buf_size" :
-			  log_max_lro_pkt_sz > 16 ? "log_max_lro_pkt_sz above 16" :
-						    "zero packet or burst size");
+		sdp_error("%s", buf_size == NULL	? "NULL buf_size" :
+				log_max_lro_pkt_sz > 16 ? "log_max_lro_pkt_sz above 16" :
+							  "zero packet or burst size");
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	/* every packet slot holds head room, the largest packet (or LRO packet) and tail room */
@@ -476,7 +474,7 @@ doca_error_t doca_eth_rxq_estimate_packet_buf_size(enum doca_eth_rxq_type type, 
 			packets = max_burst_size;
 		break;
 	default:
-		sdp_error("estimate_packet_buf_size: unknown type %d", (int)type);
+		sdp_error("unknown type %d", (int)type);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	size = stride * packets;
@@ -489,8 +487,7 @@ doca_error_t doca_eth_rxq_estimate_packet_buf_size(enum doca_eth_rxq_type type, 
 		       sizeof(struct sdp_ring_hdr) + 2 * SDP_RING_ALIGN;
 	}
 	if (size > UINT32_MAX) {
-		sdp_error("estimate_packet_buf_size: %llu bytes do not fit 32 bits",
-			  (unsigned long long)size);
+		sdp_error("%llu bytes do not fit 32 bits", (unsigned long long)size);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	*buf_size = (uint32_t)size;
@@ -503,12 +500,12 @@ doca_error_t doca_eth_rxq_apply_queue_id(struct doca_eth_rxq *eth_rxq, uint16_t 
 	doca_error_t status = DOCA_SUCCESS;
 
 	if (eth_rxq == NULL) {
-		sdp_error("apply_queue_id: NULL queue");
+		sdp_error("NULL queue");
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	if (eth_rxq->ctx.state != DOCA_CTX_STATE_RUNNING || eth_rxq->dport == NULL) {
-		sdp_error("eth_rxq %p: apply_queue_id needs a RUNNING queue (it is %s)",
-			  (void *)eth_rxq, sdp_ctx_state_name(eth_rxq->ctx.state));
+		sdp_error("eth_rxq %p is %s, expected RUNNING", (void *)eth_rxq,
+			  sdp_ctx_state_name(eth_rxq->ctx.state));
 		return DOCA_ERROR_BAD_STATE;
 	}
 	pthread_mutex_lock(&eth_rxq->dport->lock);
@@ -535,12 +532,12 @@ doca_error_t doca_eth_rxq_cap_is_type_supported(const struct doca_devinfo *devin
 						enum doca_eth_rxq_data_path_type data_path_type)
 {
 	if (devinfo == NULL || sdp_devinfo_get_attr(devinfo) == NULL) {
-		sdp_error("cap_is_type_supported: NULL or bad devinfo");
+		sdp_error("NULL or bad devinfo");
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	if (data_path_type != DOCA_ETH_RXQ_DATA_PATH_TYPE_CPU &&
 	    data_path_type != DOCA_ETH_RXQ_DATA_PATH_TYPE_GPU) {
-		sdp_error("cap_is_type_supported: unknown data path type %d", (int)data_path_type);
+		sdp_error("unknown data path type %d", (int)data_path_type);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	if (!sdp_eth_devinfo_has_port(devinfo))
@@ -557,7 +554,7 @@ doca_error_t doca_eth_rxq_cap_get_max_burst_size(const struct doca_devinfo *devi
 						 uint32_t *max_burst_size)
 {
 	if (devinfo == NULL || max_burst_size == NULL || sdp_devinfo_get_attr(devinfo) == NULL) {
-		sdp_error("cap_get_max_burst_size: NULL or bad argument");
+		sdp_error("NULL or bad argument");
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	if (!sdp_eth_devinfo_has_port(devinfo))
@@ -570,7 +567,7 @@ doca_error_t doca_eth_rxq_cap_get_max_packet_size(const struct doca_devinfo *dev
 						  uint32_t *max_packet_size)
 {
 	if (devinfo == NULL || max_packet_size == NULL || sdp_devinfo_get_attr(devinfo) == NULL) {
-		sdp_error("cap_get_max_packet_size: NULL or bad argument");
+		sdp_error("NULL or bad argument");
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	if (!sdp_eth_devinfo_has_port(devinfo))
@@ -587,7 +584,7 @@ doca_error_t sdp_eth_rxq_get_counters(const struct doca_eth_rxq *eth_rxq,
 	struct sdp_ring_counters c = {0};
 
 	if (eth_rxq == NULL || counters == NULL) {
-		sdp_error("sdp_eth_rxq_get_counters: NULL argument");
+		sdp_error("NULL argument");
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	/* the application thread owns start/stop, so the ring cannot go away under us */

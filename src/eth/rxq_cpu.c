@@ -260,9 +260,9 @@ doca_error_t doca_eth_rxq_task_recv_allocate_init(struct doca_eth_rxq *eth_rxq,
 	doca_error_t status;
 
 	if (eth_rxq == NULL || pkt == NULL || task_recv == NULL) {
-		sdp_error("task_recv_allocate_init: NULL %s", eth_rxq == NULL ? "queue" :
-							      pkt == NULL     ? "packet buffer" :
-										"output");
+		sdp_error("NULL %s", eth_rxq == NULL ? "queue" :
+				     pkt == NULL     ? "packet buffer" :
+						       "output");
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	status = sdp_ctx_check_running(&eth_rxq->ctx, "task_recv_allocate_init");
@@ -295,11 +295,11 @@ struct doca_task *doca_eth_rxq_task_recv_as_doca_task(struct doca_eth_rxq_task_r
 void doca_eth_rxq_task_recv_set_pkt(struct doca_eth_rxq_task_recv *task_recv, struct doca_buf *pkt)
 {
 	if (task_recv == NULL) {
-		sdp_error("task_recv_set_pkt: NULL task");
+		sdp_error("NULL task");
 		return;
 	}
 	if (task_recv->task.state == SDP_TASK_SUBMITTED) {
-		sdp_error("task_recv_set_pkt: task %p is submitted", (void *)task_recv);
+		sdp_error("task %p is submitted", (void *)task_recv);
 		return;
 	}
 	task_recv->pkt = pkt;
@@ -309,7 +309,7 @@ doca_error_t doca_eth_rxq_task_recv_get_pkt(const struct doca_eth_rxq_task_recv 
 					    struct doca_buf **pkt)
 {
 	if (task_recv == NULL || pkt == NULL) {
-		sdp_error("task_recv_get_pkt: NULL argument");
+		sdp_error("NULL argument");
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	*pkt = task_recv->pkt;

@@ -14,12 +14,12 @@ doca_error_t doca_eth_rxq_get_gpu_handle(const struct doca_eth_rxq *eth_rxq,
 					 struct doca_gpu_eth_rxq **eth_rxq_ext)
 {
 	if (eth_rxq == NULL || eth_rxq_ext == NULL) {
-		sdp_error("doca_eth_rxq_get_gpu_handle: NULL argument");
+		sdp_error("NULL argument");
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	if (eth_rxq->ctx.state != DOCA_CTX_STATE_RUNNING) {
-		sdp_error("eth_rxq %p: get_gpu_handle needs a RUNNING queue (it is %s)",
-			  (const void *)eth_rxq, sdp_ctx_state_name(eth_rxq->ctx.state));
+		sdp_error("eth_rxq %p is %s, expected RUNNING", (const void *)eth_rxq,
+			  sdp_ctx_state_name(eth_rxq->ctx.state));
 		return DOCA_ERROR_BAD_STATE;
 	}
 	if (eth_rxq->gpu_rx == NULL) {

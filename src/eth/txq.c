@@ -76,17 +76,16 @@ doca_error_t doca_eth_txq_create(struct doca_dev *dev, uint32_t max_burst_size,
 	struct doca_eth_txq *txq;
 
 	if (dev == NULL || eth_txq == NULL) {
-		sdp_error("doca_eth_txq_create: NULL %s",
-			  dev == NULL ? "device" : "output pointer");
+		sdp_error("NULL %s", dev == NULL ? "device" : "output pointer");
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	if (sdp_dev_get_eth_ops(dev) == NULL) {
-		sdp_error("doca_eth_txq_create: device %p has no Ethernet port", (void *)dev);
+		sdp_error("device %p has no Ethernet port", (void *)dev);
 		return DOCA_ERROR_NOT_SUPPORTED;
 	}
 	if (max_burst_size == 0 || max_burst_size > SDP_ETH_DEF_MAX_BURST * 64u) {
-		sdp_error("doca_eth_txq_create: max_burst_size %u is not from 1 to %u",
-			  max_burst_size, SDP_ETH_DEF_MAX_BURST * 64u);
+		sdp_error("max_burst_size %u is not from 1 to %u", max_burst_size,
+			  SDP_ETH_DEF_MAX_BURST * 64u);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	txq = calloc(1, sizeof(*txq));
@@ -106,7 +105,7 @@ doca_error_t doca_eth_txq_create(struct doca_dev *dev, uint32_t max_burst_size,
 err_free:
 	free(txq);
 err_nomem:
-	sdp_error("doca_eth_txq_create: out of memory");
+	sdp_error("out of memory");
 	return DOCA_ERROR_NO_MEMORY;
 }
 
@@ -115,7 +114,7 @@ doca_error_t doca_eth_txq_destroy(struct doca_eth_txq *eth_txq)
 	doca_error_t status;
 
 	if (eth_txq == NULL) {
-		sdp_error("doca_eth_txq_destroy: NULL queue");
+		sdp_error("NULL queue");
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	status = sdp_ctx_fini(&eth_txq->ctx);
@@ -189,12 +188,12 @@ doca_error_t doca_eth_txq_set_l4_chksum_offload(struct doca_eth_txq *eth_txq,
 doca_error_t doca_eth_txq_apply_queue_id(struct doca_eth_txq *eth_txq, uint16_t queue_id)
 {
 	if (eth_txq == NULL) {
-		sdp_error("apply_queue_id: NULL queue");
+		sdp_error("NULL queue");
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	if (eth_txq->ctx.state != DOCA_CTX_STATE_RUNNING) {
-		sdp_error("eth_txq %p: apply_queue_id needs a RUNNING queue (it is %s)",
-			  (void *)eth_txq, sdp_ctx_state_name(eth_txq->ctx.state));
+		sdp_error("eth_txq %p is %s, expected RUNNING", (void *)eth_txq,
+			  sdp_ctx_state_name(eth_txq->ctx.state));
 		return DOCA_ERROR_BAD_STATE;
 	}
 	eth_txq->has_queue_id = 1;
@@ -204,10 +203,11 @@ doca_error_t doca_eth_txq_apply_queue_id(struct doca_eth_txq *eth_txq, uint16_t 
 
 /* ---- capabilities --------------------------------------------------------------------------- */
 
-static doca_error_t check_devinfo(const struct doca_devinfo *devinfo, const char *what)
+/* The devinfo check of the capability queries; logs on behalf of func, the query called. */
+static doca_error_t check_devinfo(const struct doca_devinfo *devinfo, const char *func)
 {
 	if (devinfo == NULL || sdp_devinfo_get_attr(devinfo) == NULL) {
-		sdp_error("%s: NULL or bad devinfo", what);
+		sdp_log_as(DOCA_LOG_LEVEL_ERROR, func, "NULL or bad devinfo");
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	return sdp_eth_devinfo_has_port(devinfo) ? DOCA_SUCCESS : DOCA_ERROR_NOT_SUPPORTED;
@@ -217,14 +217,13 @@ doca_error_t doca_eth_txq_cap_is_type_supported(const struct doca_devinfo *devin
 						enum doca_eth_txq_type type,
 						enum doca_eth_txq_data_path_type data_path_type)
 {
-	doca_error_t status = check_devinfo(devinfo, "txq cap_is_type_supported");
+	doca_error_t status = check_devinfo(devinfo, __func__);
 
 	if (status != DOCA_SUCCESS)
 		return status;
 	if (data_path_type != DOCA_ETH_TXQ_DATA_PATH_TYPE_CPU &&
 	    data_path_type != DOCA_ETH_TXQ_DATA_PATH_TYPE_GPU) {
-		sdp_error("txq cap_is_type_supported: unknown data path type %d",
-			  (int)data_path_type);
+		sdp_error("unknown data path type %d", (int)data_path_type);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	/* REGULAR on both data paths (the GPU one through the engine, docs/gpunetio.md) */
@@ -240,12 +239,12 @@ doca_error_t doca_eth_txq_cap_get_max_burst_size(const struct doca_devinfo *devi
 
 	(void)max_lso_header_size; /* no LSO yet: the burst does not depend on it */
 	if (max_burst_size == NULL || max_send_buf_list_len > 1) {
-		sdp_error("txq cap_get_max_burst_size: %s",
-			  max_burst_size == NULL ? "NULL output" :
-						   "buffer lists longer than 1 are not supported");
+		sdp_error("%s", max_burst_size == NULL ?
+					"NULL output" :
+					"buffer lists longer than 1 are not supported");
 		return DOCA_ERROR_INVALID_VALUE;
 	}
-	status = check_devinfo(devinfo, "txq cap_get_max_burst_size");
+	status = check_devinfo(devinfo, __func__);
 	if (status != DOCA_SUCCESS)
 		return status;
 	*max_burst_size = SDP_ETH_DEF_MAX_BURST * 64u;
@@ -254,12 +253,12 @@ doca_error_t doca_eth_txq_cap_get_max_burst_size(const struct doca_devinfo *devi
 
 doca_error_t doca_eth_txq_cap_is_l3_chksum_offload_supported(const struct doca_devinfo *devinfo)
 {
-	return check_devinfo(devinfo, "cap_is_l3_chksum_offload_supported");
+	return check_devinfo(devinfo, __func__);
 }
 
 doca_error_t doca_eth_txq_cap_is_l4_chksum_offload_supported(const struct doca_devinfo *devinfo)
 {
-	return check_devinfo(devinfo, "cap_is_l4_chksum_offload_supported");
+	return check_devinfo(devinfo, __func__);
 }
 
 /* ---- wait-on-time (doca_eth_txq.h; the GPU data path runs it) ------------------------------ */
@@ -277,12 +276,12 @@ doca_error_t doca_eth_txq_set_wait_on_time_offload(struct doca_eth_txq *eth_txq)
 doca_error_t doca_eth_txq_cap_get_wait_on_time_offload_supported(
 	const struct doca_devinfo *devinfo, enum doca_eth_wait_on_time_type *wait_on_time_mode)
 {
-	doca_error_t status = check_devinfo(devinfo, "cap_get_wait_on_time_offload_supported");
+	doca_error_t status = check_devinfo(devinfo, __func__);
 
 	if (status != DOCA_SUCCESS)
 		return status;
 	if (wait_on_time_mode == NULL) {
-		sdp_error("cap_get_wait_on_time_offload_supported: NULL output");
+		sdp_error("NULL output");
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	/* the engine holds each descriptor until its time (CLOCK_REALTIME) */
@@ -296,12 +295,11 @@ doca_error_t doca_eth_txq_calculate_timestamp(struct doca_eth_txq *eth_txq, uint
 	uint64_t v;
 
 	if (eth_txq == NULL || wait_on_time_value == NULL) {
-		sdp_error("doca_eth_txq_calculate_timestamp: NULL argument");
+		sdp_error("NULL argument");
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	if (eth_txq->ctx.state != DOCA_CTX_STATE_RUNNING || !eth_txq->wait_on_time) {
-		sdp_error("eth_txq %p: calculate_timestamp needs a RUNNING queue with wait-on-time",
-			  (void *)eth_txq);
+		sdp_error("eth_txq %p is not a RUNNING queue with wait-on-time", (void *)eth_txq);
 		return DOCA_ERROR_BAD_STATE;
 	}
 	/* DOCA's format: seconds in the high 32 bits, nanoseconds in the low ones, big-endian */
@@ -316,7 +314,7 @@ doca_error_t sdp_eth_txq_get_counters(const struct doca_eth_txq *eth_txq,
 				      struct sdp_eth_txq_counters *counters)
 {
 	if (eth_txq == NULL || counters == NULL) {
-		sdp_error("sdp_eth_txq_get_counters: NULL argument");
+		sdp_error("NULL argument");
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	*counters = eth_txq->counters;

@@ -294,9 +294,9 @@ doca_error_t doca_eth_txq_task_send_allocate_init(struct doca_eth_txq *eth_txq,
 	doca_error_t status;
 
 	if (eth_txq == NULL || pkt == NULL || task_send == NULL) {
-		sdp_error("task_send_allocate_init: NULL %s", eth_txq == NULL ? "queue" :
-							      pkt == NULL     ? "packet buffer" :
-										"output");
+		sdp_error("NULL %s", eth_txq == NULL ? "queue" :
+				     pkt == NULL     ? "packet buffer" :
+						       "output");
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	status = sdp_ctx_check_running(&eth_txq->ctx, "task_send_allocate_init");
@@ -337,11 +337,11 @@ struct doca_task *doca_eth_txq_task_send_as_doca_task(struct doca_eth_txq_task_s
 void doca_eth_txq_task_send_set_pkt(struct doca_eth_txq_task_send *task_send, struct doca_buf *pkt)
 {
 	if (task_send == NULL) {
-		sdp_error("task_send_set_pkt: NULL task");
+		sdp_error("NULL task");
 		return;
 	}
 	if (task_send->task.state == SDP_TASK_SUBMITTED) {
-		sdp_error("task_send_set_pkt: task %p is submitted", (void *)task_send);
+		sdp_error("task %p is submitted", (void *)task_send);
 		return;
 	}
 	task_send->pkt = pkt;
@@ -351,7 +351,7 @@ doca_error_t doca_eth_txq_task_send_get_pkt(const struct doca_eth_txq_task_send 
 					    struct doca_buf **pkt)
 {
 	if (task_send == NULL || pkt == NULL) {
-		sdp_error("task_send_get_pkt: NULL argument");
+		sdp_error("NULL argument");
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	*pkt = task_send->pkt;
@@ -468,11 +468,10 @@ doca_error_t doca_eth_txq_task_batch_send_allocate(struct doca_eth_txq *eth_txq,
 
 	if (eth_txq == NULL || pkt_array == NULL || task_user_data_array == NULL ||
 	    task_batch == NULL) {
-		sdp_error("task_batch_send_allocate: NULL %s",
-			  eth_txq == NULL	       ? "queue" :
-			  pkt_array == NULL	       ? "pkt_array output" :
-			  task_user_data_array == NULL ? "task_user_data_array output" :
-							 "task_batch output");
+		sdp_error("NULL %s", eth_txq == NULL		  ? "queue" :
+				     pkt_array == NULL		  ? "pkt_array output" :
+				     task_user_data_array == NULL ? "task_user_data_array output" :
+								    "task_batch output");
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	status = sdp_ctx_check_running(&eth_txq->ctx, "task_batch_send_allocate");

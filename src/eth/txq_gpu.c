@@ -92,12 +92,12 @@ doca_error_t doca_eth_txq_get_gpu_handle(const struct doca_eth_txq *eth_txq,
 					 struct doca_gpu_eth_txq **eth_txq_ext)
 {
 	if (eth_txq == NULL || eth_txq_ext == NULL) {
-		sdp_error("doca_eth_txq_get_gpu_handle: NULL argument");
+		sdp_error("NULL argument");
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	if (eth_txq->ctx.state != DOCA_CTX_STATE_RUNNING) {
-		sdp_error("eth_txq %p: get_gpu_handle needs a RUNNING queue (it is %s)",
-			  (const void *)eth_txq, sdp_ctx_state_name(eth_txq->ctx.state));
+		sdp_error("eth_txq %p is %s, expected RUNNING", (const void *)eth_txq,
+			  sdp_ctx_state_name(eth_txq->ctx.state));
 		return DOCA_ERROR_BAD_STATE;
 	}
 	if (eth_txq->gpu_tx == NULL) {

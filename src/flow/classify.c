@@ -1024,7 +1024,7 @@ doca_error_t sdp_flow_pipe_get_hits(const struct doca_flow_pipe *pipe, uint64_t 
 				    uint64_t *misses_p)
 {
 	if (pipe == NULL) {
-		sdp_error("sdp_flow_pipe_get_hits: pipe is NULL");
+		sdp_error("NULL pipe");
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	if (hits_p != NULL)
@@ -1038,7 +1038,7 @@ doca_error_t sdp_flow_entry_get_hits(const struct doca_flow_pipe_entry *entry, u
 				     uint64_t *bytes_p)
 {
 	if (entry == NULL) {
-		sdp_error("sdp_flow_entry_get_hits: entry is NULL");
+		sdp_error("NULL entry");
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	if (pkts_p != NULL)

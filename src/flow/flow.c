@@ -16,6 +16,7 @@
 #include "doca_dev.h"
 #include "doca_flow.h"
 #include "sdp_flow.h"
+#include "sdp_check.h"
 #include "sdp_flow_int.h"
 #include "sdp_list.h"
 #include "sdp_log.h"
@@ -33,21 +34,51 @@ static unsigned int sdp_flow_next_pipe_nr;
 #define SDP_FLOW_ENTRY_FLAGS_ALL                                                                   \
 	(DOCA_FLOW_ENTRY_FLAGS_NO_WAIT | DOCA_FLOW_ENTRY_FLAGS_WAIT_FOR_BATCH)
 
+/*
+ * The NULL checks of two arguments a and b (named a_name and b_name) of func, the API call that
+ * got them: DOCA_ERROR_INVALID_VALUE with one record naming func for the first NULL one.
+ */
+static doca_error_t flow_check_args(const void *a, const char *a_name, const void *b,
+				    const char *b_name, const char *func)
+{
+	doca_error_t status = sdp_check_arg(a, a_name, func);
+
+	return status != DOCA_SUCCESS ? status : sdp_check_arg(b, b_name, func);
+}
+
+/* size zeroed bytes for a `what` of func, the call made, or NULL (logged on behalf of func). */
+static void *flow_zalloc(size_t size, const char *what, const char *func)
+{
+	void *obj = calloc(1, size);
+
+	if (obj == NULL)
+		sdp_log_as(DOCA_LOG_LEVEL_ERROR, func, "failed to allocate %s of %zu bytes", what,
+			   size);
+	return obj;
+}
+
+/* What the destroy calls of the plain configuration objects do: check cfg, free it. */
+static doca_error_t flow_cfg_free(void *cfg, const char *func)
+{
+	doca_error_t status = sdp_check_arg(cfg, "cfg", func);
+
+	if (status == DOCA_SUCCESS)
+		free(cfg);
+	return status;
+}
+
 /* ---- global configuration -------------------------------------------------------------------- */
 
 doca_error_t doca_flow_cfg_create(struct doca_flow_cfg **cfg)
 {
+	doca_error_t status = sdp_check_arg(cfg, "cfg", __func__);
 	struct doca_flow_cfg *c;
 
-	if (cfg == NULL) {
-		sdp_error("doca_flow_cfg_create: cfg is NULL");
-		return DOCA_ERROR_INVALID_VALUE;
-	}
-	c = calloc(1, sizeof(*c));
-	if (c == NULL) {
-		sdp_error("failed to allocate a flow cfg of %zu bytes", sizeof(*c));
+	if (status != DOCA_SUCCESS)
+		return status;
+	c = flow_zalloc(sizeof(*c), "a flow cfg", __func__);
+	if (c == NULL)
 		return DOCA_ERROR_NO_MEMORY;
-	}
 	c->pipe_queues = 1;
 	*cfg = c;
 	return DOCA_SUCCESS;
@@ -55,20 +86,18 @@ doca_error_t doca_flow_cfg_create(struct doca_flow_cfg **cfg)
 
 doca_error_t doca_flow_cfg_destroy(struct doca_flow_cfg *cfg)
 {
-	if (cfg == NULL) {
-		sdp_error("doca_flow_cfg_destroy: cfg is NULL");
-		return DOCA_ERROR_INVALID_VALUE;
-	}
-	free(cfg);
-	return DOCA_SUCCESS;
+	return flow_cfg_free(cfg, __func__);
 }
 
 doca_error_t doca_flow_cfg_set_pipe_queues(struct doca_flow_cfg *cfg, uint16_t pipe_queues)
 {
-	if (cfg == NULL || pipe_queues == 0 || pipe_queues > SDP_FLOW_MAX_PIPE_QUEUES) {
-		sdp_error("doca_flow_cfg_set_pipe_queues: invalid argument: cfg %p, pipe_queues %u "
-			  "(1..%u)",
-			  (void *)cfg, pipe_queues, SDP_FLOW_MAX_PIPE_QUEUES);
+	doca_error_t status = sdp_check_arg(cfg, "cfg", __func__);
+
+	if (status != DOCA_SUCCESS)
+		return status;
+	if (pipe_queues == 0 || pipe_queues > SDP_FLOW_MAX_PIPE_QUEUES) {
+		sdp_error("pipe_queues %u is not from 1 to %u", pipe_queues,
+			  SDP_FLOW_MAX_PIPE_QUEUES);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	cfg->pipe_queues = pipe_queues;
@@ -77,12 +106,11 @@ doca_error_t doca_flow_cfg_set_pipe_queues(struct doca_flow_cfg *cfg, uint16_t p
 
 doca_error_t doca_flow_cfg_set_nr_counters(struct doca_flow_cfg *cfg, uint32_t nr_counters)
 {
-	if (cfg == NULL) {
-		sdp_error("doca_flow_cfg_set_nr_counters: cfg is NULL");
-		return DOCA_ERROR_INVALID_VALUE;
-	}
-	cfg->nr_counters = nr_counters;
-	return DOCA_SUCCESS;
+	doca_error_t status = sdp_check_arg(cfg, "cfg", __func__);
+
+	if (status == DOCA_SUCCESS)
+		cfg->nr_counters = nr_counters;
+	return status;
 }
 
 /* Options that may follow the mode; they change nothing in software. */
@@ -95,14 +123,12 @@ doca_error_t doca_flow_cfg_set_mode_args(struct doca_flow_cfg *cfg, const char *
 	char buf[sizeof(cfg->mode_args)];
 	char *tok, *save = NULL;
 	bool first = true;
+	doca_error_t status = flow_check_args(cfg, "cfg", mode_args, "mode_args", __func__);
 
-	if (cfg == NULL || mode_args == NULL) {
-		sdp_error("doca_flow_cfg_set_mode_args: invalid argument: cfg %p, mode_args %p",
-			  (void *)cfg, (const void *)mode_args);
-		return DOCA_ERROR_INVALID_VALUE;
-	}
+	if (status != DOCA_SUCCESS)
+		return status;
 	if (strlen(mode_args) >= sizeof(buf) || mode_args[0] == '\0') {
-		sdp_error("doca_flow_cfg_set_mode_args: mode_args \"%.*s\" must have 1 to %zu "
+		sdp_error("mode_args \"%.*s\" must have 1 to %zu "
 			  "characters",
 			  64, mode_args, sizeof(buf) - 1);
 		return DOCA_ERROR_INVALID_VALUE;
@@ -116,13 +142,13 @@ doca_error_t doca_flow_cfg_set_mode_args(struct doca_flow_cfg *cfg, const char *
 			if (strcmp(tok, "vnf") == 0)
 				continue;
 			if (strcmp(tok, "switch") == 0 || strcmp(tok, "remote-vnf") == 0) {
-				sdp_error("doca_flow_cfg_set_mode_args: mode %s needs an embedded "
+				sdp_error("mode %s needs an embedded "
 					  "switch with representors, which softdpu devices do "
 					  "not have; use vnf",
 					  tok);
 				return DOCA_ERROR_NOT_SUPPORTED;
 			}
-			sdp_error("doca_flow_cfg_set_mode_args: unknown mode \"%s\" in \"%s\" "
+			sdp_error("unknown mode \"%s\" in \"%s\" "
 				  "(expected vnf)",
 				  tok, mode_args);
 			return DOCA_ERROR_INVALID_VALUE;
@@ -131,13 +157,12 @@ doca_error_t doca_flow_cfg_set_mode_args(struct doca_flow_cfg *cfg, const char *
 			if (strcmp(tok, sdp_flow_mode_options[i]) == 0)
 				known = true;
 		if (!known) {
-			sdp_error("doca_flow_cfg_set_mode_args: unknown option \"%s\" in \"%s\"",
-				  tok, mode_args);
+			sdp_error("unknown option \"%s\" in \"%s\"", tok, mode_args);
 			return DOCA_ERROR_INVALID_VALUE;
 		}
 	}
 	if (first) {
-		sdp_error("doca_flow_cfg_set_mode_args: no mode in \"%s\"", mode_args);
+		sdp_error("no mode in \"%s\"", mode_args);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	strcpy(cfg->mode_args, mode_args);
@@ -147,19 +172,17 @@ doca_error_t doca_flow_cfg_set_mode_args(struct doca_flow_cfg *cfg, const char *
 
 doca_error_t doca_flow_init(struct doca_flow_cfg *cfg)
 {
-	doca_error_t status = DOCA_SUCCESS;
+	doca_error_t status = sdp_check_arg(cfg, "cfg", __func__);
 
-	if (cfg == NULL) {
-		sdp_error("doca_flow_init: cfg is NULL");
-		return DOCA_ERROR_INVALID_VALUE;
-	}
+	if (status != DOCA_SUCCESS)
+		return status;
 	if (!cfg->mode_set) {
-		sdp_error("doca_flow_init: no mode set (doca_flow_cfg_set_mode_args)");
+		sdp_error("no mode set (doca_flow_cfg_set_mode_args)");
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	pthread_mutex_lock(&sdp_flow_lock);
 	if (sdp_flow_initialized) {
-		sdp_error("doca_flow_init: DOCA Flow is already initialised (doca_flow_destroy "
+		sdp_error("DOCA Flow is already initialised (doca_flow_destroy "
 			  "first)");
 		status = DOCA_ERROR_BAD_STATE;
 	} else {
@@ -209,6 +232,18 @@ static struct doca_flow_port *flow_port_find(const struct doca_flow_port *port, 
 			return p;
 	}
 	return NULL;
+}
+
+/* flow_port_find for func, the call made: logs (on behalf of func) a port that is not started. */
+static struct doca_flow_port *flow_port_find_started(const struct doca_flow_port *port,
+						     const char *func)
+{
+	struct doca_flow_port *p = flow_port_find(port, 0);
+
+	if (p == NULL)
+		sdp_log_as(DOCA_LOG_LEVEL_ERROR, func, "port %p is not started",
+			   (const void *)port);
+	return p;
 }
 
 static void flow_unlink_fwd(struct sdp_flow_action *act, const struct doca_flow_pipe *gone,
@@ -321,7 +356,7 @@ void doca_flow_destroy(void)
 		struct doca_flow_port *port =
 			sdp_container_of(sdp_flow_ports.next, struct doca_flow_port, link);
 
-		sdp_warn("doca_flow_destroy: port %u still started; stopping it", port->port_id);
+		sdp_warn("port %u still started; stopping it", port->port_id);
 		flow_port_teardown(port);
 	}
 	if (sdp_flow_initialized)
@@ -334,50 +369,39 @@ void doca_flow_destroy(void)
 
 doca_error_t doca_flow_port_cfg_create(struct doca_flow_port_cfg **cfg)
 {
+	doca_error_t status = sdp_check_arg(cfg, "cfg", __func__);
 	struct doca_flow_port_cfg *c;
 
-	if (cfg == NULL) {
-		sdp_error("doca_flow_port_cfg_create: cfg is NULL");
-		return DOCA_ERROR_INVALID_VALUE;
-	}
-	c = calloc(1, sizeof(*c));
-	if (c == NULL) {
-		sdp_error("failed to allocate a flow port cfg of %zu bytes", sizeof(*c));
+	if (status != DOCA_SUCCESS)
+		return status;
+	c = flow_zalloc(sizeof(*c), "a flow port cfg", __func__);
+	if (c == NULL)
 		return DOCA_ERROR_NO_MEMORY;
-	}
 	*cfg = c;
 	return DOCA_SUCCESS;
 }
 
 doca_error_t doca_flow_port_cfg_destroy(struct doca_flow_port_cfg *cfg)
 {
-	if (cfg == NULL) {
-		sdp_error("doca_flow_port_cfg_destroy: cfg is NULL");
-		return DOCA_ERROR_INVALID_VALUE;
-	}
-	free(cfg);
-	return DOCA_SUCCESS;
+	return flow_cfg_free(cfg, __func__);
 }
 
 doca_error_t doca_flow_port_cfg_set_port_id(struct doca_flow_port_cfg *cfg, uint16_t port_id)
 {
-	if (cfg == NULL) {
-		sdp_error("doca_flow_port_cfg_set_port_id: cfg is NULL");
-		return DOCA_ERROR_INVALID_VALUE;
-	}
-	cfg->port_id = port_id;
-	return DOCA_SUCCESS;
+	doca_error_t status = sdp_check_arg(cfg, "cfg", __func__);
+
+	if (status == DOCA_SUCCESS)
+		cfg->port_id = port_id;
+	return status;
 }
 
 doca_error_t doca_flow_port_cfg_set_dev(struct doca_flow_port_cfg *cfg, struct doca_dev *dev)
 {
-	if (cfg == NULL || dev == NULL) {
-		sdp_error("doca_flow_port_cfg_set_dev: invalid argument: cfg %p, dev %p",
-			  (void *)cfg, (void *)dev);
-		return DOCA_ERROR_INVALID_VALUE;
-	}
-	cfg->dev = dev;
-	return DOCA_SUCCESS;
+	doca_error_t status = flow_check_args(cfg, "cfg", dev, "dev", __func__);
+
+	if (status == DOCA_SUCCESS)
+		cfg->dev = dev;
+	return status;
 }
 
 doca_error_t doca_flow_port_start(const struct doca_flow_port_cfg *cfg,
@@ -385,26 +409,23 @@ doca_error_t doca_flow_port_start(const struct doca_flow_port_cfg *cfg,
 {
 	struct doca_flow_port *p, *other;
 	pthread_rwlockattr_t attr;
-	doca_error_t status;
+	doca_error_t status = flow_check_args(cfg, "cfg", port, "port", __func__);
 
-	if (cfg == NULL || port == NULL) {
-		sdp_error("doca_flow_port_start: invalid argument: cfg %p, port %p",
-			  (const void *)cfg, (void *)port);
-		return DOCA_ERROR_INVALID_VALUE;
-	}
+	if (status != DOCA_SUCCESS)
+		return status;
 	if (cfg->dev == NULL) {
-		sdp_error("doca_flow_port_start: no device set (doca_flow_port_cfg_set_dev)");
+		sdp_error("no device set (doca_flow_port_cfg_set_dev)");
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	pthread_mutex_lock(&sdp_flow_lock);
 	if (!sdp_flow_initialized) {
-		sdp_error("doca_flow_port_start: DOCA Flow is not initialised (doca_flow_init)");
+		sdp_error("DOCA Flow is not initialised (doca_flow_init)");
 		status = DOCA_ERROR_BAD_STATE;
 		goto err_unlock;
 	}
 	sdp_list_for_each(other, &sdp_flow_ports, link) {
 		if (other->port_id == cfg->port_id || other->dev == cfg->dev) {
-			sdp_error("doca_flow_port_start: port %u on device %p is already started "
+			sdp_error("port %u on device %p is already started "
 				  "(port id %u, device %p requested)",
 				  other->port_id, (void *)other->dev, cfg->port_id,
 				  (void *)cfg->dev);
@@ -412,9 +433,8 @@ doca_error_t doca_flow_port_start(const struct doca_flow_port_cfg *cfg,
 			goto err_unlock;
 		}
 	}
-	p = calloc(1, sizeof(*p));
+	p = flow_zalloc(sizeof(*p), "a flow port", __func__);
 	if (p == NULL) {
-		sdp_error("failed to allocate a flow port of %zu bytes", sizeof(*p));
 		status = DOCA_ERROR_NO_MEMORY;
 		goto err_unlock;
 	}
@@ -461,22 +481,17 @@ err_unlock:
 
 doca_error_t doca_flow_port_stop(struct doca_flow_port *port)
 {
+	doca_error_t status = sdp_check_arg(port, "port", __func__);
 	struct doca_flow_port *p;
 
-	if (port == NULL) {
-		sdp_error("doca_flow_port_stop: port is NULL");
-		return DOCA_ERROR_INVALID_VALUE;
-	}
+	if (status != DOCA_SUCCESS)
+		return status;
 	pthread_mutex_lock(&sdp_flow_lock);
-	p = flow_port_find(port, 0);
-	if (p == NULL) {
-		pthread_mutex_unlock(&sdp_flow_lock);
-		sdp_error("doca_flow_port_stop: port %p is not a started port", (void *)port);
-		return DOCA_ERROR_INVALID_VALUE;
-	}
-	flow_port_teardown(p);
+	p = flow_port_find_started(port, __func__);
+	if (p != NULL)
+		flow_port_teardown(p);
 	pthread_mutex_unlock(&sdp_flow_lock);
-	return DOCA_SUCCESS;
+	return p != NULL ? DOCA_SUCCESS : DOCA_ERROR_INVALID_VALUE;
 }
 
 struct doca_flow_port *sdp_flow_port_get(const struct doca_dev *dev)
@@ -511,23 +526,19 @@ doca_error_t doca_flow_pipe_cfg_create(struct doca_flow_pipe_cfg **cfg, struct d
 {
 	struct doca_flow_pipe_cfg *c;
 	struct doca_flow_port *p;
+	doca_error_t status = flow_check_args(cfg, "cfg", port, "port", __func__);
 
-	if (cfg == NULL || port == NULL) {
-		sdp_error("doca_flow_pipe_cfg_create: invalid argument: cfg %p, port %p",
-			  (void *)cfg, (void *)port);
-		return DOCA_ERROR_INVALID_VALUE;
-	}
+	if (status != DOCA_SUCCESS)
+		return status;
 	pthread_mutex_lock(&sdp_flow_lock);
-	p = flow_port_find(port, 0);
+	p = flow_port_find_started(port, __func__);
 	if (p == NULL) {
 		pthread_mutex_unlock(&sdp_flow_lock);
-		sdp_error("doca_flow_pipe_cfg_create: port %p is not started", (void *)port);
 		return DOCA_ERROR_BAD_STATE;
 	}
-	c = calloc(1, sizeof(*c));
+	c = flow_zalloc(sizeof(*c), "a pipe cfg", __func__);
 	if (c == NULL) {
 		pthread_mutex_unlock(&sdp_flow_lock);
-		sdp_error("failed to allocate a pipe cfg of %zu bytes", sizeof(*c));
 		return DOCA_ERROR_NO_MEMORY;
 	}
 	c->port = p;
@@ -540,10 +551,10 @@ doca_error_t doca_flow_pipe_cfg_create(struct doca_flow_pipe_cfg **cfg, struct d
 
 doca_error_t doca_flow_pipe_cfg_destroy(struct doca_flow_pipe_cfg *cfg)
 {
-	if (cfg == NULL) {
-		sdp_error("doca_flow_pipe_cfg_destroy: cfg is NULL");
-		return DOCA_ERROR_INVALID_VALUE;
-	}
+	doca_error_t status = sdp_check_arg(cfg, "cfg", __func__);
+
+	if (status != DOCA_SUCCESS)
+		return status;
 	free(cfg->name);
 	free(cfg);
 	return DOCA_SUCCESS;
@@ -551,13 +562,11 @@ doca_error_t doca_flow_pipe_cfg_destroy(struct doca_flow_pipe_cfg *cfg)
 
 doca_error_t doca_flow_pipe_cfg_set_name(struct doca_flow_pipe_cfg *cfg, const char *name)
 {
+	doca_error_t status = flow_check_args(cfg, "cfg", name, "name", __func__);
 	char *copy;
 
-	if (cfg == NULL || name == NULL) {
-		sdp_error("doca_flow_pipe_cfg_set_name: invalid argument: cfg %p, name %p",
-			  (void *)cfg, (const void *)name);
-		return DOCA_ERROR_INVALID_VALUE;
-	}
+	if (status != DOCA_SUCCESS)
+		return status;
 	copy = strdup(name);
 	if (copy == NULL) {
 		sdp_error("failed to copy the pipe name of %zu bytes", strlen(name));
@@ -571,9 +580,12 @@ doca_error_t doca_flow_pipe_cfg_set_name(struct doca_flow_pipe_cfg *cfg, const c
 doca_error_t doca_flow_pipe_cfg_set_type(struct doca_flow_pipe_cfg *cfg,
 					 enum doca_flow_pipe_type type)
 {
-	if (cfg == NULL || (unsigned int)type > DOCA_FLOW_PIPE_HASH) {
-		sdp_error("doca_flow_pipe_cfg_set_type: invalid argument: cfg %p, type %d",
-			  (void *)cfg, (int)type);
+	doca_error_t status = sdp_check_arg(cfg, "cfg", __func__);
+
+	if (status != DOCA_SUCCESS)
+		return status;
+	if ((unsigned int)type > DOCA_FLOW_PIPE_HASH) {
+		sdp_error("type %d is not a doca_flow_pipe_type", (int)type);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	cfg->type = type;
@@ -582,23 +594,21 @@ doca_error_t doca_flow_pipe_cfg_set_type(struct doca_flow_pipe_cfg *cfg,
 
 doca_error_t doca_flow_pipe_cfg_set_is_root(struct doca_flow_pipe_cfg *cfg, bool is_root)
 {
-	if (cfg == NULL) {
-		sdp_error("doca_flow_pipe_cfg_set_is_root: cfg is NULL");
-		return DOCA_ERROR_INVALID_VALUE;
-	}
-	cfg->is_root = is_root;
-	return DOCA_SUCCESS;
+	doca_error_t status = sdp_check_arg(cfg, "cfg", __func__);
+
+	if (status == DOCA_SUCCESS)
+		cfg->is_root = is_root;
+	return status;
 }
 
 doca_error_t doca_flow_pipe_cfg_set_match(struct doca_flow_pipe_cfg *cfg,
 					  const struct doca_flow_match *match,
 					  const struct doca_flow_match *match_mask)
 {
-	if (cfg == NULL || match == NULL) {
-		sdp_error("doca_flow_pipe_cfg_set_match: invalid argument: cfg %p, match %p",
-			  (void *)cfg, (const void *)match);
-		return DOCA_ERROR_INVALID_VALUE;
-	}
+	doca_error_t status = flow_check_args(cfg, "cfg", match, "match", __func__);
+
+	if (status != DOCA_SUCCESS)
+		return status;
 	cfg->match = *match;
 	cfg->has_match = true;
 	cfg->has_mask = match_mask != NULL;
@@ -612,11 +622,10 @@ doca_error_t doca_flow_pipe_cfg_set_match(struct doca_flow_pipe_cfg *cfg,
 doca_error_t doca_flow_pipe_cfg_set_monitor(struct doca_flow_pipe_cfg *cfg,
 					    const struct doca_flow_monitor *monitor)
 {
-	if (cfg == NULL || monitor == NULL) {
-		sdp_error("doca_flow_pipe_cfg_set_monitor: invalid argument: cfg %p, monitor %p",
-			  (void *)cfg, (const void *)monitor);
-		return DOCA_ERROR_INVALID_VALUE;
-	}
+	doca_error_t status = flow_check_args(cfg, "cfg", monitor, "monitor", __func__);
+
+	if (status != DOCA_SUCCESS)
+		return status;
 	cfg->monitor = *monitor;
 	cfg->has_monitor = true;
 	return DOCA_SUCCESS;
@@ -781,13 +790,10 @@ doca_error_t doca_flow_pipe_create(const struct doca_flow_pipe_cfg *cfg,
 	struct doca_flow_pipe *p;
 	char namebuf[32];
 	const char *name;
-	doca_error_t status;
+	doca_error_t status = flow_check_args(cfg, "cfg", pipe, "pipe", __func__);
 
-	if (cfg == NULL || pipe == NULL) {
-		sdp_error("doca_flow_pipe_create: invalid argument: cfg %p, pipe %p",
-			  (const void *)cfg, (void *)pipe);
-		return DOCA_ERROR_INVALID_VALUE;
-	}
+	if (status != DOCA_SUCCESS)
+		return status;
 	pthread_mutex_lock(&sdp_flow_lock);
 	if (cfg->name != NULL) {
 		name = cfg->name;
@@ -797,27 +803,25 @@ doca_error_t doca_flow_pipe_create(const struct doca_flow_pipe_cfg *cfg,
 	}
 	port = flow_port_find(cfg->port, cfg->port_serial);
 	if (port == NULL) {
-		sdp_error("doca_flow_pipe_create: pipe %s: its port %p was stopped", name,
-			  (void *)cfg->port);
+		sdp_error("pipe %s: its port %p was stopped", name, (void *)cfg->port);
 		status = DOCA_ERROR_BAD_STATE;
 		goto err_unlock;
 	}
 	if (cfg->type != DOCA_FLOW_PIPE_BASIC && cfg->type != DOCA_FLOW_PIPE_CONTROL) {
-		sdp_error(
-			"doca_flow_pipe_create: pipe %s: type %d is not supported by the software "
-			"classifier (BASIC and CONTROL are)",
-			name, (int)cfg->type);
+		sdp_error("pipe %s: type %d is not supported by the software "
+			  "classifier (BASIC and CONTROL are)",
+			  name, (int)cfg->type);
 		status = DOCA_ERROR_NOT_SUPPORTED;
 		goto err_unlock;
 	}
 	if (cfg->is_root && port->root != NULL) {
-		sdp_error("doca_flow_pipe_create: pipe %s: port %u already has the root pipe %s",
-			  name, port->port_id, port->root->name);
+		sdp_error("pipe %s: port %u already has the root pipe %s", name, port->port_id,
+			  port->root->name);
 		status = DOCA_ERROR_ALREADY_EXIST;
 		goto err_unlock;
 	}
 	if (cfg->type == DOCA_FLOW_PIPE_CONTROL && fwd != NULL && fwd->type != DOCA_FLOW_FWD_NONE) {
-		sdp_error("doca_flow_pipe_create: control pipe %s: forwards come from its entries "
+		sdp_error("control pipe %s: forwards come from its entries "
 			  "(fwd must be NULL)",
 			  name);
 		status = DOCA_ERROR_INVALID_VALUE;
@@ -834,9 +838,8 @@ doca_error_t doca_flow_pipe_create(const struct doca_flow_pipe_cfg *cfg,
 		if (status != DOCA_SUCCESS)
 			goto err_unlock;
 	}
-	p = calloc(1, sizeof(*p));
+	p = flow_zalloc(sizeof(*p), "a pipe", __func__);
 	if (p == NULL) {
-		sdp_error("failed to allocate a pipe of %zu bytes", sizeof(*p));
 		status = DOCA_ERROR_NO_MEMORY;
 		goto err_unlock;
 	}
@@ -889,10 +892,8 @@ void doca_flow_pipe_destroy(struct doca_flow_pipe *pipe)
 {
 	struct doca_flow_port *port;
 
-	if (pipe == NULL) {
-		sdp_error("doca_flow_pipe_destroy: pipe is NULL");
+	if (sdp_check_arg(pipe, "pipe", __func__) != DOCA_SUCCESS)
 		return;
-	}
 	pthread_mutex_lock(&sdp_flow_lock);
 	port = pipe->port;
 	pthread_rwlock_wrlock(&port->lock);
@@ -903,25 +904,63 @@ void doca_flow_pipe_destroy(struct doca_flow_pipe *pipe)
 
 /* ---- entries --------------------------------------------------------------------------------- */
 
-/* Checks every entry call shares; global lock held. */
-static doca_error_t flow_entry_args_check(const char *fn, uint16_t pipe_queue, uint32_t flags)
+/* Checks every entry call shares, logged on behalf of func, the call made; global lock held. */
+static doca_error_t flow_entry_args_check(uint16_t pipe_queue, uint32_t flags, const char *func)
 {
 	if (!sdp_flow_initialized) {
-		sdp_error("%s: DOCA Flow is not initialised", fn);
+		sdp_log_as(DOCA_LOG_LEVEL_ERROR, func, "DOCA Flow is not initialised");
 		return DOCA_ERROR_BAD_STATE;
 	}
 	if (pipe_queue >= sdp_flow_gcfg.pipe_queues) {
-		sdp_error("%s: pipe_queue %u out of range (%u pipe queues configured)", fn,
-			  pipe_queue, sdp_flow_gcfg.pipe_queues);
+		sdp_log_as(DOCA_LOG_LEVEL_ERROR, func,
+			   "pipe_queue %u out of range (%u pipe queues configured)", pipe_queue,
+			   sdp_flow_gcfg.pipe_queues);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	if ((flags & ~(uint32_t)SDP_FLOW_ENTRY_FLAGS_ALL) != 0 ||
 	    (flags & SDP_FLOW_ENTRY_FLAGS_ALL) == SDP_FLOW_ENTRY_FLAGS_ALL) {
-		sdp_error("%s: invalid flags 0x%x (NO_WAIT or WAIT_FOR_BATCH, not both)", fn,
-			  flags);
+		sdp_log_as(DOCA_LOG_LEVEL_ERROR, func,
+			   "invalid flags 0x%x (NO_WAIT or WAIT_FOR_BATCH, not both)", flags);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	return DOCA_SUCCESS;
+}
+
+/*
+ * The checks both add_entry calls start with (func, the call made, is named in the record):
+ * pipe and entry not NULL, the shared entry checks, a pipe of the given type. Global lock held.
+ */
+static doca_error_t flow_entry_add_check(const struct doca_flow_pipe *pipe,
+					 enum doca_flow_pipe_type type, uint16_t pipe_queue,
+					 uint32_t flags, struct doca_flow_pipe_entry *const *entry,
+					 const char *func)
+{
+	doca_error_t status = flow_check_args(pipe, "pipe", entry, "entry", func);
+
+	if (status != DOCA_SUCCESS)
+		return status;
+	status = flow_entry_args_check(pipe_queue, flags, func);
+	if (status != DOCA_SUCCESS)
+		return status;
+	if (pipe->type != type) {
+		sdp_log_as(DOCA_LOG_LEVEL_ERROR, func, "pipe %s is not a %s pipe", pipe->name,
+			   type == DOCA_FLOW_PIPE_BASIC ? "basic" : "control");
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	return DOCA_SUCCESS;
+}
+
+/* A new entry of pipe (not yet in it) for func, the call made, or NULL (logged). */
+static struct doca_flow_pipe_entry *flow_entry_alloc(struct doca_flow_pipe *pipe, void *usr_ctx,
+						     const char *func)
+{
+	struct doca_flow_pipe_entry *e = flow_zalloc(sizeof(*e), "an entry", func);
+
+	if (e != NULL) {
+		e->pipe = pipe;
+		e->usr_ctx = usr_ctx;
+	}
+	return e;
 }
 
 /* Put an entry where the classifier sees it; port write lock held. */
@@ -967,6 +1006,34 @@ static void flow_entry_insert(struct doca_flow_pipe_entry *entry, uint16_t pipe_
 		  entry->pipe->name, entry->pipe->nb_entries);
 }
 
+/*
+ * Compile the forward of e, a new entry with its rule, and insert it: *entry = e, or e freed
+ * (and the cause logged) on failure. Global lock held.
+ */
+static doca_error_t flow_entry_add(struct doca_flow_pipe_entry *e, const struct doca_flow_fwd *fwd,
+				   uint16_t pipe_queue, uint32_t flags,
+				   struct doca_flow_pipe_entry **entry)
+{
+	struct doca_flow_pipe *pipe = e->pipe;
+	doca_error_t status;
+
+	status = flow_action_compile(pipe->port, fwd, pipe, "entry fwd", pipe->name, &e->fwd);
+	if (status == DOCA_SUCCESS) {
+		e->own_fwd = e->fwd.type != DOCA_FLOW_FWD_NONE; /* a control entry always has one */
+		if (!e->own_fwd && pipe->fwd.type == DOCA_FLOW_FWD_NONE) {
+			sdp_error("pipe %s has no forward and the entry gives none", pipe->name);
+			status = DOCA_ERROR_INVALID_VALUE;
+		}
+	}
+	if (status != DOCA_SUCCESS) {
+		flow_entry_free(e);
+		return status;
+	}
+	flow_entry_insert(e, pipe_queue, flags);
+	*entry = e;
+	return DOCA_SUCCESS;
+}
+
 doca_error_t doca_flow_pipe_basic_add_entry(uint16_t pipe_queue, struct doca_flow_pipe *pipe,
 					    const struct doca_flow_match *match, uint8_t action_idx,
 					    const struct doca_flow_actions *actions,
@@ -974,69 +1041,42 @@ doca_error_t doca_flow_pipe_basic_add_entry(uint16_t pipe_queue, struct doca_flo
 					    const struct doca_flow_fwd *fwd, uint32_t flags,
 					    void *usr_ctx, struct doca_flow_pipe_entry **entry)
 {
-	static const char fn[] = "doca_flow_pipe_basic_add_entry";
 	struct doca_flow_pipe_entry *e;
 	doca_error_t status;
 
-	if (pipe == NULL || entry == NULL) {
-		sdp_error("%s: invalid argument: pipe %p, entry %p", fn, (void *)pipe,
-			  (void *)entry);
-		return DOCA_ERROR_INVALID_VALUE;
-	}
 	pthread_mutex_lock(&sdp_flow_lock);
-	status = flow_entry_args_check(fn, pipe_queue, flags);
+	status = flow_entry_add_check(pipe, DOCA_FLOW_PIPE_BASIC, pipe_queue, flags, entry,
+				      __func__);
 	if (status != DOCA_SUCCESS)
-		goto err_unlock;
-	if (pipe->type != DOCA_FLOW_PIPE_BASIC) {
-		sdp_error("%s: pipe %s is not a basic pipe", fn, pipe->name);
-		status = DOCA_ERROR_INVALID_VALUE;
-		goto err_unlock;
-	}
+		goto out;
 	if (actions != NULL) {
-		sdp_error("%s: pipe %s: actions are not supported by the software classifier", fn,
+		sdp_error("pipe %s: actions are not supported by the software classifier",
 			  pipe->name);
 		status = DOCA_ERROR_NOT_SUPPORTED;
-		goto err_unlock;
+		goto out;
 	}
 	if (action_idx != 0) {
-		sdp_error("%s: pipe %s: action_idx %u, but the pipe has no actions", fn, pipe->name,
+		sdp_error("pipe %s: action_idx %u, but the pipe has no actions", pipe->name,
 			  action_idx);
 		status = DOCA_ERROR_INVALID_VALUE;
-		goto err_unlock;
+		goto out;
 	}
 	if (monitor != NULL) {
 		status = flow_monitor_check(monitor, "entry monitor", pipe->name);
 		if (status != DOCA_SUCCESS)
-			goto err_unlock;
+			goto out;
 	}
-	e = calloc(1, sizeof(*e));
+	e = flow_entry_alloc(pipe, usr_ctx, __func__);
 	if (e == NULL) {
-		sdp_error("failed to allocate an entry of %zu bytes", sizeof(*e));
 		status = DOCA_ERROR_NO_MEMORY;
-		goto err_unlock;
+		goto out;
 	}
-	e->pipe = pipe;
-	e->usr_ctx = usr_ctx;
 	status = sdp_flow_rule_compile_basic(pipe, match, &e->rule);
-	if (status != DOCA_SUCCESS)
-		goto err_free_entry;
-	status = flow_action_compile(pipe->port, fwd, pipe, "entry fwd", pipe->name, &e->fwd);
-	if (status != DOCA_SUCCESS)
-		goto err_free_entry;
-	e->own_fwd = e->fwd.type != DOCA_FLOW_FWD_NONE;
-	if (!e->own_fwd && pipe->fwd.type == DOCA_FLOW_FWD_NONE) {
-		sdp_error("%s: pipe %s has no forward and the entry gives none", fn, pipe->name);
-		status = DOCA_ERROR_INVALID_VALUE;
-		goto err_free_entry;
-	}
-	flow_entry_insert(e, pipe_queue, flags);
-	pthread_mutex_unlock(&sdp_flow_lock);
-	*entry = e;
-	return DOCA_SUCCESS;
-
-err_free_entry:
-	flow_entry_free(e);
-err_unlock:
+	if (status == DOCA_SUCCESS)
+		status = flow_entry_add(e, fwd, pipe_queue, flags, entry);
+	else
+		flow_entry_free(e);
+out:
 	pthread_mutex_unlock(&sdp_flow_lock);
 	return status;
 }
@@ -1049,68 +1089,45 @@ doca_error_t doca_flow_pipe_control_add_entry(
 	uint32_t priority, const struct doca_flow_fwd *fwd, void *usr_ctx,
 	struct doca_flow_pipe_entry **entry)
 {
-	static const char fn[] = "doca_flow_pipe_control_add_entry";
 	struct doca_flow_pipe_entry *e;
 	doca_error_t status;
 
-	if (pipe == NULL || entry == NULL) {
-		sdp_error("%s: invalid argument: pipe %p, entry %p", fn, (void *)pipe,
-			  (void *)entry);
-		return DOCA_ERROR_INVALID_VALUE;
-	}
 	pthread_mutex_lock(&sdp_flow_lock);
-	status = flow_entry_args_check(fn, pipe_queue, DOCA_FLOW_ENTRY_FLAGS_NO_WAIT);
+	status = flow_entry_add_check(pipe, DOCA_FLOW_PIPE_CONTROL, pipe_queue,
+				      DOCA_FLOW_ENTRY_FLAGS_NO_WAIT, entry, __func__);
 	if (status != DOCA_SUCCESS)
-		goto err_unlock;
-	if (pipe->type != DOCA_FLOW_PIPE_CONTROL) {
-		sdp_error("%s: pipe %s is not a control pipe", fn, pipe->name);
-		status = DOCA_ERROR_INVALID_VALUE;
-		goto err_unlock;
-	}
+		goto out;
 	if (condition != NULL || actions != NULL || actions_mask != NULL || action_descs != NULL) {
-		sdp_error("%s: pipe %s: %s are not supported by the software classifier", fn,
-			  pipe->name,
+		sdp_error("pipe %s: %s are not supported by the software classifier", pipe->name,
 			  condition != NULL    ? "match conditions" :
 			  action_descs != NULL ? "action descriptors" :
 						 "actions");
 		status = DOCA_ERROR_NOT_SUPPORTED;
-		goto err_unlock;
+		goto out;
 	}
 	if (monitor != NULL) {
 		status = flow_monitor_check(monitor, "entry monitor", pipe->name);
 		if (status != DOCA_SUCCESS)
-			goto err_unlock;
+			goto out;
 	}
 	if (fwd == NULL || fwd->type == DOCA_FLOW_FWD_NONE ||
 	    fwd->type == DOCA_FLOW_FWD_CHANGEABLE) {
-		sdp_error("%s: pipe %s: a control entry needs a forward", fn, pipe->name);
+		sdp_error("pipe %s: a control entry needs a forward", pipe->name);
 		status = DOCA_ERROR_INVALID_VALUE;
-		goto err_unlock;
+		goto out;
 	}
-	e = calloc(1, sizeof(*e));
+	e = flow_entry_alloc(pipe, usr_ctx, __func__);
 	if (e == NULL) {
-		sdp_error("failed to allocate an entry of %zu bytes", sizeof(*e));
 		status = DOCA_ERROR_NO_MEMORY;
-		goto err_unlock;
+		goto out;
 	}
-	e->pipe = pipe;
-	e->usr_ctx = usr_ctx;
 	e->priority = priority;
 	status = sdp_flow_rule_compile_control(pipe, match, match_mask, &e->rule);
-	if (status != DOCA_SUCCESS)
-		goto err_free_entry;
-	status = flow_action_compile(pipe->port, fwd, pipe, "entry fwd", pipe->name, &e->fwd);
-	if (status != DOCA_SUCCESS)
-		goto err_free_entry;
-	e->own_fwd = true;
-	flow_entry_insert(e, pipe_queue, 0);
-	pthread_mutex_unlock(&sdp_flow_lock);
-	*entry = e;
-	return DOCA_SUCCESS;
-
-err_free_entry:
-	flow_entry_free(e);
-err_unlock:
+	if (status == DOCA_SUCCESS)
+		status = flow_entry_add(e, fwd, pipe_queue, 0, entry);
+	else
+		flow_entry_free(e);
+out:
 	pthread_mutex_unlock(&sdp_flow_lock);
 	return status;
 }
@@ -1118,16 +1135,13 @@ err_unlock:
 doca_error_t doca_flow_pipe_remove_entry(uint16_t pipe_queue, uint32_t flags,
 					 struct doca_flow_pipe_entry *entry)
 {
-	static const char fn[] = "doca_flow_pipe_remove_entry";
+	doca_error_t status = sdp_check_arg(entry, "entry", __func__);
 	struct doca_flow_port *port;
-	doca_error_t status;
 
-	if (entry == NULL) {
-		sdp_error("%s: entry is NULL", fn);
-		return DOCA_ERROR_INVALID_VALUE;
-	}
+	if (status != DOCA_SUCCESS)
+		return status;
 	pthread_mutex_lock(&sdp_flow_lock);
-	status = flow_entry_args_check(fn, pipe_queue, flags);
+	status = flow_entry_args_check(pipe_queue, flags, __func__);
 	if (status != DOCA_SUCCESS) {
 		pthread_mutex_unlock(&sdp_flow_lock);
 		return status;
@@ -1150,23 +1164,19 @@ doca_error_t doca_flow_pipe_remove_entry(uint16_t pipe_queue, uint32_t flags,
 doca_error_t doca_flow_entries_process(struct doca_flow_port *port, uint16_t pipe_queue,
 				       uint64_t timeout, uint32_t max_processed_entries)
 {
-	static const char fn[] = "doca_flow_entries_process";
+	doca_error_t status = sdp_check_arg(port, "port", __func__);
 	struct doca_flow_port *p;
 	uint32_t done = 0;
-	doca_error_t status;
 
 	(void)timeout; /* nothing to wait for: entries are applied synchronously */
-	if (port == NULL) {
-		sdp_error("%s: port is NULL", fn);
-		return DOCA_ERROR_INVALID_VALUE;
-	}
+	if (status != DOCA_SUCCESS)
+		return status;
 	pthread_mutex_lock(&sdp_flow_lock);
-	status = flow_entry_args_check(fn, pipe_queue, 0);
+	status = flow_entry_args_check(pipe_queue, 0, __func__);
 	if (status != DOCA_SUCCESS)
 		goto out;
-	p = flow_port_find(port, 0);
+	p = flow_port_find_started(port, __func__);
 	if (p == NULL) {
-		sdp_error("%s: port %p is not started", fn, (void *)port);
 		status = DOCA_ERROR_BAD_STATE;
 		goto out;
 	}

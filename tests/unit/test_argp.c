@@ -22,6 +22,7 @@
 #include "doca_log.h"
 #include "doca_version.h"
 #include "t_helpers.h"
+#include "t_refusal.h"
 
 /* SDP_HAVE_JSONC comes from sdp_build_config.h. */
 #ifndef SDP_HAVE_JSONC
@@ -1036,6 +1037,63 @@ static void test_help_version(void)
 	}
 }
 
+/* A refusal is one record naming the call made, also when a shared check finds it. */
+static void test_refusal_records(void)
+{
+	struct doca_log_backend *be = t_refusal_capture();
+	struct doca_argp_param *p = NULL;
+	int level;
+	struct cfg c;
+
+	doca_argp_usage();
+	T_REFUSAL("doca_argp_usage", "argp is not initialised");
+	T_STATUS(doca_argp_register_version_callback(str_cb), DOCA_ERROR_BAD_STATE);
+	T_REFUSAL("doca_argp_register_version_callback", "argp is not initialised");
+	setup(&c);
+	t_refusal_reset();
+	T_STATUS(doca_argp_register_validation_callback(NULL), DOCA_ERROR_INVALID_VALUE);
+	T_REFUSAL("doca_argp_register_validation_callback", "NULL callback");
+	T_STATUS(doca_argp_get_sdk_log_level(NULL), DOCA_ERROR_INVALID_VALUE);
+	T_REFUSAL("doca_argp_get_sdk_log_level", "NULL log_level");
+	T_OK(doca_argp_get_log_level(&level));
+	T_TRUE(t_refusal_reset() == 0);
+	doca_argp_param_set_hidden(NULL);
+	T_REFUSAL("doca_argp_param_set_hidden", "NULL param");
+	T_OK(doca_argp_param_create(&p));
+	doca_argp_param_set_type(p, (enum doca_argp_type)99);
+	T_REFUSAL("doca_argp_param_set_type", "unknown type 99");
+	doca_argp_param_set_long_name(p, NULL);
+	T_REFUSAL("doca_argp_param_set_long_name", "NULL value");
+	doca_argp_param_set_short_name(p, "z");
+	doca_argp_param_set_callback(p, str_cb);
+	doca_argp_param_set_type(p, DOCA_ARGP_TYPE_STRING);
+	T_TRUE(t_refusal_reset() == 0);
+	T_STATUS(doca_argp_register_param(p), DOCA_ERROR_INITIALIZATION); /* frees p */
+	T_REFUSAL("doca_argp_register_param", "param -z: no description set");
+	T_OK(doca_argp_param_create(&p));
+	doca_argp_param_set_description(p, "nameless");
+	T_STATUS(doca_argp_register_param(p), DOCA_ERROR_INITIALIZATION);
+	T_REFUSAL("doca_argp_register_param", "the param has neither a short nor a long name");
+	T_OK(doca_argp_param_create(&p));
+	doca_argp_param_set_long_name(p, "registered");
+	doca_argp_param_set_description(p, "registered flag");
+	doca_argp_param_set_callback(p, str_cb);
+	doca_argp_param_set_type(p, DOCA_ARGP_TYPE_STRING);
+	T_OK(doca_argp_register_param(p));
+	T_TRUE(t_refusal_reset() == 0);
+	doca_argp_param_set_mandatory(p);
+	T_REFUSAL("doca_argp_param_set_mandatory",
+		  "the param is already registered and can no longer change");
+	T_OK(doca_argp_start(0, NULL));
+	t_refusal_reset();
+	T_STATUS(doca_argp_disable_pedantic_config_parsing(), DOCA_ERROR_BAD_STATE);
+	T_REFUSAL("doca_argp_disable_pedantic_config_parsing",
+		  "doca_argp_start was already called");
+	T_OK(doca_argp_destroy());
+	if (be != NULL)
+		T_OK(doca_log_backend_set_sdk_level(be, DOCA_LOG_LEVEL_DISABLE));
+}
+
 int main(void)
 {
 	/* The checks read argp's error lines: SDK errors must reach stderr even under
@@ -1050,5 +1108,6 @@ int main(void)
 	test_usage();
 	test_json();
 	test_help_version();
+	test_refusal_records();
 	T_DONE();
 }

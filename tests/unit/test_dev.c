@@ -486,6 +486,7 @@ static void scenario_broken(void)
 	expect_issue("sdp_provider_intsym.so", "an object of 4 bytes, expected an object of 8");
 	expect_issue("sdp_provider_bigsym.so", "an object of 200 bytes");
 	expect_issue("sdp_provider_wildptr.so", "not at a whole provider table inside the module");
+	expect_issue("sdp_provider_longname.so", "no name of at most 31 characters");
 	expect_issue("sdp_provider_.so", "1 to 31 characters");
 	expect_issue("does-not-exist", "cannot open provider directory");
 	expect_issue("sdp_provider_host.so", "already loaded from");
@@ -662,7 +663,8 @@ int main(int argc, char **argv)
 			"sdp_provider_nosym.so",    "sdp_provider_badabi.so",
 			"sdp_provider_noenum.so",   "sdp_provider_misnamed.so",
 			"sdp_provider_failinit.so", "sdp_provider_intsym.so",
-			"sdp_provider_bigsym.so",   "sdp_provider_wildptr.so"};
+			"sdp_provider_bigsym.so",   "sdp_provider_wildptr.so",
+			"sdp_provider_longname.so"};
 		char bdir[PATH_MAX], path[PATH_MAX + 64];
 		const char *env[] = {"SOFTDPU_DEVICE_CONFIG=", var[2], NULL};
 

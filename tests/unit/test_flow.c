@@ -16,6 +16,7 @@
 #include "softdpu/flow.h"
 #include "softdpu/sdp_pkt.h"
 #include "t_helpers.h"
+#include "t_refusal.h"
 
 /* ---- frames ------------------------------------------------------------------------------------ */
 
@@ -1100,6 +1101,64 @@ static void test_concurrent(struct doca_dev *dev)
 	doca_flow_destroy();
 }
 
+/* ---- refusals are logged once, by the API call made ------------------------------------------- */
+
+static void test_refusal_records(struct doca_dev *dev)
+{
+	struct doca_flow_fwd drop = {.type = DOCA_FLOW_FWD_DROP};
+	struct doca_log_backend *be = t_refusal_capture();
+	struct doca_flow_pipe_entry *e = NULL;
+	struct doca_flow_cfg *cfg = NULL;
+	struct doca_flow_port *port;
+	struct doca_flow_pipe *basic;
+	char stopped[64];
+
+	T_STATUS(doca_flow_cfg_create(NULL), DOCA_ERROR_INVALID_VALUE);
+	T_REFUSAL("doca_flow_cfg_create", "NULL cfg");
+	T_OK(doca_flow_cfg_create(&cfg));
+	T_STATUS(doca_flow_cfg_set_mode_args(cfg, NULL), DOCA_ERROR_INVALID_VALUE);
+	T_REFUSAL("doca_flow_cfg_set_mode_args", "NULL mode_args");
+	T_STATUS(doca_flow_cfg_set_pipe_queues(cfg, 0), DOCA_ERROR_INVALID_VALUE);
+	T_REFUSAL("doca_flow_cfg_set_pipe_queues", "pipe_queues 0 is not from 1 to");
+	T_OK(doca_flow_cfg_destroy(cfg));
+
+	t_init(1, "vnf");
+	port = t_port_start(dev, 0);
+	basic = t_pipe(port, "refusals", DOCA_FLOW_PIPE_BASIC, false, NULL, NULL, &drop, NULL);
+	/* found by the helpers the add_entry calls share: the record names the call made */
+	T_STATUS(doca_flow_pipe_basic_add_entry(0, NULL, NULL, 0, NULL, NULL, NULL, 0, NULL, &e),
+		 DOCA_ERROR_INVALID_VALUE);
+	T_REFUSAL("doca_flow_pipe_basic_add_entry", "NULL pipe");
+	T_STATUS(doca_flow_pipe_basic_add_entry(0, basic, NULL, 0, NULL, NULL, NULL, 0, NULL, NULL),
+		 DOCA_ERROR_INVALID_VALUE);
+	T_REFUSAL("doca_flow_pipe_basic_add_entry", "NULL entry");
+	T_STATUS(doca_flow_pipe_basic_add_entry(3, basic, NULL, 0, NULL, NULL, NULL, 0, NULL, &e),
+		 DOCA_ERROR_INVALID_VALUE);
+	T_REFUSAL("doca_flow_pipe_basic_add_entry", "pipe_queue 3 out of range");
+	T_STATUS(doca_flow_pipe_control_add_entry(0, basic, NULL, NULL, NULL, NULL, NULL, NULL,
+						  NULL, 0, &drop, NULL, &e),
+		 DOCA_ERROR_INVALID_VALUE);
+	T_REFUSAL("doca_flow_pipe_control_add_entry", "pipe refusals is not a control pipe");
+	T_STATUS(doca_flow_pipe_remove_entry(0, 0, NULL), DOCA_ERROR_INVALID_VALUE);
+	T_REFUSAL("doca_flow_pipe_remove_entry", "NULL entry");
+	T_STATUS(doca_flow_entries_process(port, 0, 0, 0), DOCA_SUCCESS);
+	T_TRUE(t_refusal_reset() == 0);
+	T_OK(doca_flow_port_stop(port));
+	snprintf(stopped, sizeof(stopped), "port %p is not started", (void *)port);
+	T_STATUS(doca_flow_port_stop(port), DOCA_ERROR_INVALID_VALUE);
+	T_REFUSAL("doca_flow_port_stop", stopped);
+	T_STATUS(doca_flow_entries_process(port, 0, 0, 0), DOCA_ERROR_BAD_STATE);
+	T_REFUSAL("doca_flow_entries_process", stopped);
+	doca_flow_destroy();
+	/* basic is gone with its port; the state check refuses it before looking at it */
+	T_STATUS(doca_flow_pipe_basic_add_entry(0, basic, NULL, 0, NULL, NULL, NULL, 0, NULL, &e),
+		 DOCA_ERROR_BAD_STATE);
+	T_REFUSAL("doca_flow_pipe_basic_add_entry", "DOCA Flow is not initialised");
+	T_TRUE(e == NULL);
+	if (be != NULL)
+		T_OK(doca_log_backend_set_sdk_level(be, DOCA_LOG_LEVEL_DISABLE));
+}
+
 int main(void)
 {
 	struct doca_dev *dev = t_open_dev("softdpu0");
@@ -1115,6 +1174,7 @@ int main(void)
 	test_many_sessions(dev);
 	test_unsupported_and_states(dev, dev2);
 	test_concurrent(dev);
+	test_refusal_records(dev);
 	T_OK(doca_dev_close(dev2));
 	T_OK(doca_dev_close(dev));
 	T_DONE();

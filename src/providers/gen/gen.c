@@ -511,7 +511,7 @@ doca_error_t sdp_gen_sink_counters(const struct doca_dev *dev,
 	struct gen_dev *gdev;
 
 	if (dev == NULL || counters_p == NULL || sdp_dev_get_provider_ops(dev) != &gen_ops) {
-		sdp_error("sdp_gen_sink_counters: dev %p (%s), counters_p %p", (const void *)dev,
+		sdp_error("dev %p (%s), counters_p %p", (const void *)dev,
 			  dev == NULL ? "NULL" : "not an open gen device", (void *)counters_p);
 		return DOCA_ERROR_INVALID_VALUE;
 	}

@@ -183,6 +183,11 @@ static const struct sdp_provider_ops broken_ops = {
 	.abi_version = SDP_PROVIDER_ABI_VERSION,
 	.name = "somethingelse",
 	.enumerate = broken_enumerate,
+#elif defined(FIXTURE_LONGNAME)
+	/* longer than any provider name: its length is read no further than the limit */
+	.abi_version = SDP_PROVIDER_ABI_VERSION,
+	.name = "longname_that_runs_past_the_provider_name_limit",
+	.enumerate = broken_enumerate,
 #elif defined(FIXTURE_FAILINIT)
 	.abi_version = SDP_PROVIDER_ABI_VERSION,
 	.name = "failinit",
