@@ -189,8 +189,8 @@ static doca_error_t gpu_find_device(const struct sdp_cuda_api *cu, const char *b
 
 	res = cu->device_get_count(&count);
 	if (res != SDP_CUDA_SUCCESS) {
-		sdp_error("doca_gpu_create: cuDeviceGetCount failed: %s",
-			  sdp_cuda_strerror(res, err, sizeof(err)));
+		sdp_log_as(DOCA_LOG_LEVEL_ERROR, "doca_gpu_create", "cuDeviceGetCount failed: %s",
+			   sdp_cuda_strerror(res, err, sizeof(err)));
 		return DOCA_ERROR_DRIVER;
 	}
 	for (i = 0; i < count; i++) {
@@ -198,10 +198,9 @@ static doca_error_t gpu_find_device(const struct sdp_cuda_api *cu, const char *b
 		if (res == SDP_CUDA_SUCCESS)
 			res = cu->device_get_pci_bus_id(busbuf, sizeof(busbuf), device);
 		if (res != SDP_CUDA_SUCCESS) {
-			sdp_error(
-				"doca_gpu_create: cannot read the PCIe address of CUDA device %d: "
-				"%s",
-				i, sdp_cuda_strerror(res, err, sizeof(err)));
+			sdp_log_as(DOCA_LOG_LEVEL_ERROR, "doca_gpu_create",
+				   "cannot read the PCIe address of CUDA device %d: %s", i,
+				   sdp_cuda_strerror(res, err, sizeof(err)));
 			return DOCA_ERROR_DRIVER;
 		}
 		if (gpu_normalize_bus_id(busbuf, norm, sizeof(norm)) == 0 &&
@@ -210,8 +209,8 @@ static doca_error_t gpu_find_device(const struct sdp_cuda_api *cu, const char *b
 			return DOCA_SUCCESS;
 		}
 	}
-	sdp_error("doca_gpu_create: no GPU at PCIe address %s (%d CUDA device(s) visible)", asked,
-		  count);
+	sdp_log_as(DOCA_LOG_LEVEL_ERROR, "doca_gpu_create",
+		   "no GPU at PCIe address %s (%d CUDA device(s) visible)", asked, count);
 	return DOCA_ERROR_NOT_FOUND;
 }
 
@@ -234,8 +233,9 @@ static doca_error_t gpu_get_context(struct doca_gpu *gpu)
 
 	res = cu->device_primary_ctx_retain(&gpu->ctx, gpu->device);
 	if (res != SDP_CUDA_SUCCESS) {
-		sdp_error("doca_gpu_create: GPU %s: cuDevicePrimaryCtxRetain failed: %s",
-			  gpu->bus_id, sdp_cuda_strerror(res, err, sizeof(err)));
+		sdp_log_as(DOCA_LOG_LEVEL_ERROR, "doca_gpu_create",
+			   "GPU %s: cuDevicePrimaryCtxRetain failed: %s", gpu->bus_id,
+			   sdp_cuda_strerror(res, err, sizeof(err)));
 		return sdp_cuda_to_doca(res) == DOCA_ERROR_NO_MEMORY ? DOCA_ERROR_NO_MEMORY :
 								       DOCA_ERROR_DRIVER;
 	}
@@ -422,8 +422,8 @@ static doca_error_t gpu_alloc_failed(const struct doca_gpu *gpu, const char *cal
 {
 	char err[160];
 
-	sdp_error("doca_gpu_mem_alloc: GPU %s: %s of %zu bytes failed: %s", gpu->bus_id, call,
-		  bytes, sdp_cuda_strerror(res, err, sizeof(err)));
+	sdp_log_as(DOCA_LOG_LEVEL_ERROR, "doca_gpu_mem_alloc", "GPU %s: %s of %zu bytes failed: %s",
+		   gpu->bus_id, call, bytes, sdp_cuda_strerror(res, err, sizeof(err)));
 	return res == SDP_CUDA_ERROR_OUT_OF_MEMORY ? DOCA_ERROR_NO_MEMORY : DOCA_ERROR_DRIVER;
 }
 
@@ -456,8 +456,9 @@ static doca_error_t gpu_alloc_device(struct doca_gpu *gpu, struct sdp_gpu_alloc 
 
 	res = cu->pointer_set_attribute(&one, SDP_CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, a->dev_base);
 	if (res != SDP_CUDA_SUCCESS) {
-		sdp_error("doca_gpu_mem_alloc: GPU %s: setting SYNC_MEMOPS on 0x%llx failed: %s",
-			  gpu->bus_id, a->dev_base, sdp_cuda_strerror(res, err, sizeof(err)));
+		sdp_log_as(DOCA_LOG_LEVEL_ERROR, "doca_gpu_mem_alloc",
+			   "GPU %s: setting SYNC_MEMOPS on 0x%llx failed: %s", gpu->bus_id,
+			   a->dev_base, sdp_cuda_strerror(res, err, sizeof(err)));
 		cu->mem_free(a->dev_base);
 		return DOCA_ERROR_DRIVER;
 	}
@@ -496,8 +497,9 @@ static doca_error_t gpu_alloc_mapped(struct doca_gpu *gpu, struct sdp_gpu_alloc 
 
 	res = cu->mem_host_get_device_pointer(&dev_base, a->host_base, 0);
 	if (res != SDP_CUDA_SUCCESS) {
-		sdp_error("doca_gpu_mem_alloc: GPU %s: cuMemHostGetDevicePointer failed: %s",
-			  gpu->bus_id, sdp_cuda_strerror(res, err, sizeof(err)));
+		sdp_log_as(DOCA_LOG_LEVEL_ERROR, "doca_gpu_mem_alloc",
+			   "GPU %s: cuMemHostGetDevicePointer failed: %s", gpu->bus_id,
+			   sdp_cuda_strerror(res, err, sizeof(err)));
 		cu->mem_free_host(a->host_base);
 		return DOCA_ERROR_DRIVER;
 	}
