@@ -5,6 +5,8 @@
  *   flood  send junk messages on the control socket as fast as it can (at most 20 s)
  *   deaf   send a valid SW_READY, then never read the control socket (the service's messages
  *          pile up in it), until the service closes it (at most 60 s)
+ *   late   stay silent until the service says SW_EXIT (its host left before it was ready), then
+ *          send the one SW_READY a real worker sends on its way and exit 0 (at most 20 s)
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #include <errno.h>
@@ -35,11 +37,10 @@ static void fake_flood(int fd)
 			return;
 }
 
-static int fake_deaf(int fd)
+static int fake_send_ready(int fd)
 {
 	static const char addr[] = "fake-address";
 	struct sdp_urom_msg msg;
-	struct pollfd p = {.fd = fd, .events = 0};
 	uint8_t buf[256];
 	size_t len = 0;
 
@@ -52,9 +53,40 @@ static int fake_deaf(int fd)
 	if (sdp_urom_msg_pack(&msg, buf, sizeof(buf), &len) != DOCA_SUCCESS ||
 	    send(fd, buf, len, MSG_NOSIGNAL) != (ssize_t)len)
 		return 1;
+	return 0;
+}
+
+static int fake_deaf(int fd)
+{
+	struct pollfd p = {.fd = fd, .events = 0};
+
+	if (fake_send_ready(fd) != 0)
+		return 1;
 	/* Only the hang-up (events 0): whatever the service sends stays unread. */
 	poll(&p, 1, 60000);
 	return 0;
+}
+
+static int fake_late(int fd)
+{
+	time_t end = time(NULL) + 20;
+	uint8_t buf[512];
+
+	while (time(NULL) < end) {
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		struct sdp_urom_msg msg;
+		ssize_t n;
+
+		if (poll(&p, 1, 1000) <= 0)
+			continue;
+		n = recv(fd, buf, sizeof(buf), 0);
+		if (n <= 0)
+			return 1; /* closed before SW_EXIT */
+		if (sdp_urom_msg_unpack(buf, (size_t)n, &msg) == DOCA_SUCCESS &&
+		    msg.hdr.type == SDP_UROM_MSG_SW_EXIT)
+			return fake_send_ready(fd);
+	}
+	return 1;
 }
 
 int main(int argc, char **argv)
@@ -72,6 +104,8 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(mode, "deaf") == 0)
 		return fake_deaf(fd);
+	if (strcmp(mode, "late") == 0)
+		return fake_late(fd);
 	fprintf(stderr, "fake_worker: unknown SDP_FAKE_WORKER=%s\n", mode);
 	return 2;
 }

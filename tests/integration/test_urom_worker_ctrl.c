@@ -123,6 +123,30 @@ static void test_deaf(void)
 	T_EQ_INT(t_uromd_wait_workers(&d, 0, 5000), 0);
 }
 
+/*
+ * A host that leaves before its worker is ready: the service tells the worker SW_EXIT, the
+ * worker's one SW_READY arrives after that and is no fault (it was killed as "broken" once).
+ */
+static void test_ready_while_exiting(void)
+{
+	int broken = log_count("broken worker");
+	struct sdp_urom_msg msg;
+
+	memset(&msg, 0, sizeof(msg));
+	msg.hdr.type = SDP_UROM_MSG_SPAWN;
+	msg.u.spawn.worker_id = 9;
+	msg.u.spawn.plugins = plugin_id;
+	msg.u.spawn.num_env = 1;
+	msg.u.spawn.env[0].data = (const uint8_t *)"SDP_FAKE_WORKER=late";
+	msg.u.spawn.env[0].len = (uint32_t)strlen("SDP_FAKE_WORKER=late");
+	T_OK(t_raw_send(&r, &msg, 0));
+	T_EQ_INT(t_uromd_wait_workers(&d, 1, 5000), 1);
+	t_raw_close(&r); /* the host leaves: SW_EXIT to the starting worker */
+	T_EQ_INT(t_uromd_wait_workers(&d, 0, 10000), 0);
+	T_EQ_INT(log_count("SW_READY again"), 0);
+	T_EQ_INT(log_count("broken worker"), broken);
+}
+
 /* Connect and authenticate the raw host. */
 static doca_error_t host_connect(void)
 {
@@ -154,6 +178,7 @@ int main(void)
 	if (t_failures == 0) {
 		test_flood();
 		test_deaf();
+		test_ready_while_exiting();
 	}
 	t_raw_close(&r);
 	T_TRUE(t_uromd_alive(&d));

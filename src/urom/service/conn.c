@@ -42,22 +42,26 @@ static const char uromd_software[] = "softdpu " SOFTDPU_VERSION;
  * has not authenticated at most UROMD_PEER_WARN_PER_S a second (a flood of junk must not fill
  * the log), the dropped ones counted and reported when the next second begins.
  */
+/* A second of warnings is over: report what it did not log, start the next. */
+static void peer_warn_roll(struct uromd *d, uint64_t now)
+{
+	if (now - d->peer_warn_window_ms < 1000)
+		return;
+	if (d->peer_warn_dropped > 0)
+		sdp_warn("%" PRIu64
+			 " more warnings about unauthenticated peers not logged (at most "
+			 "%d a second)",
+			 d->peer_warn_dropped, UROMD_PEER_WARN_PER_S);
+	d->peer_warn_window_ms = now;
+	d->peer_warn_count = 0;
+	d->peer_warn_dropped = 0;
+}
+
 static int peer_warn_ok(struct uromd *d, const struct uromd_conn *conn)
 {
-	uint64_t now;
-
 	if (conn != NULL && !conn->preauth)
 		return 1;
-	now = uromd_now_ms();
-	if (now - d->peer_warn_window_ms >= 1000) {
-		if (d->peer_warn_dropped > 0)
-			sdp_warn("%" PRIu64 " more warnings about unauthenticated peers not logged "
-				 "(at most %d a second)",
-				 d->peer_warn_dropped, UROMD_PEER_WARN_PER_S);
-		d->peer_warn_window_ms = now;
-		d->peer_warn_count = 0;
-		d->peer_warn_dropped = 0;
-	}
+	peer_warn_roll(d, uromd_now_ms());
 	if (d->peer_warn_count < UROMD_PEER_WARN_PER_S) {
 		d->peer_warn_count++;
 		return 1;
@@ -513,8 +517,16 @@ static int conn_accept_one(struct uromd *d)
 	if (fd < 0) {
 		if (errno == EAGAIN || errno == EWOULDBLOCK)
 			return 0;
-		if (errno == EINTR || errno == ECONNABORTED)
+		if (errno != EMFILE && errno != ENFILE && errno != ENOBUFS && errno != ENOMEM) {
+			/*
+			 * EINTR, ECONNABORTED, and the network errors of a pending connection that
+			 * Linux passes out of accept (ENETDOWN, EPROTO, EHOSTUNREACH ...) or EPERM
+			 * from a firewall rule: that one connection is lost, try the next.
+			 */
+			if (errno != EINTR && errno != ECONNABORTED && peer_warn_ok(d, NULL))
+				sdp_warn("accept on the service port failed: %m");
 			return 1;
+		}
 		/*
 		 * EMFILE and friends: the listener stays readable, so waiting on it would spin.
 		 * Leave the epoll set for a while and free a descriptor held by a peer that has
@@ -589,6 +601,13 @@ uint64_t uromd_conn_timers(struct uromd *d, uint64_t now)
 		conn_accept_resume(d);
 	if (d->listen_resume_ms != 0)
 		deadline = d->listen_resume_ms;
+	/* The count of warnings not logged is reported when their second is over. */
+	if (d->peer_warn_dropped > 0) {
+		peer_warn_roll(d, now);
+		if (d->peer_warn_dropped > 0 &&
+		    (deadline == 0 || d->peer_warn_window_ms + 1000 < deadline))
+			deadline = d->peer_warn_window_ms + 1000;
+	}
 
 	for (; conn != NULL; conn = next) {
 		next = conn->next;

@@ -22,7 +22,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <ifaddrs.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <netdb.h>
@@ -585,56 +584,21 @@ check:
 	}
 }
 
-/* 1 when the socket addresses a (an interface's) and b (the listen address) are the same IP. */
-static int uromd_same_ip(const struct sockaddr *a, const struct sockaddr *b)
-{
-	if (a == NULL || a->sa_family != b->sa_family)
-		return 0;
-	if (a->sa_family == AF_INET)
-		return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
-		       ((const struct sockaddr_in *)b)->sin_addr.s_addr;
-	return a->sa_family == AF_INET6 &&
-	       memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
-		      &((const struct sockaddr_in6 *)b)->sin6_addr, sizeof(struct in6_addr)) == 0;
-}
-
-/* 1 for 0.0.0.0 / :: (every interface). */
-static int uromd_ip_is_any(const struct sockaddr *sa)
+/* 1 for an address on the loopback interface (127.0.0.0/8, ::1). */
+static int uromd_ip_is_loopback(const struct sockaddr *sa)
 {
 	if (sa->sa_family == AF_INET)
-		return ((const struct sockaddr_in *)sa)->sin_addr.s_addr == htonl(INADDR_ANY);
+		return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >> 24) == 127;
 	return sa->sa_family == AF_INET6 &&
-	       IN6_IS_ADDR_UNSPECIFIED(&((const struct sockaddr_in6 *)sa)->sin6_addr);
-}
-
-/* The interface that holds the address sa into buf ("" when none does). */
-static void uromd_ifname_of(const struct sockaddr *sa, char *buf, size_t size)
-{
-	struct ifaddrs *ifs = NULL;
-
-	buf[0] = '\0';
-	if (sa->sa_family == AF_INET &&
-	    (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >> 24) == 127) {
-		snprintf(buf, size, "lo"); /* all of 127.0.0.0/8 is on the loopback interface */
-		return;
-	}
-	if (getifaddrs(&ifs) != 0) {
-		sdp_warn("getifaddrs failed: %m");
-		return;
-	}
-	for (struct ifaddrs *i = ifs; i != NULL; i = i->ifa_next)
-		if (uromd_same_ip(i->ifa_addr, sa)) {
-			snprintf(buf, size, "%s", i->ifa_name);
-			break;
-		}
-	freeifaddrs(ifs);
+	       IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)sa)->sin6_addr);
 }
 
 /*
  * UCX_NET_DEVICES for the workers: a worker's UCX TCP transport listens on every interface it
- * uses, so when the service listens on one address only and UCX_NET_DEVICES is not set (an
- * empty one counts as not set), workers get the interface holding that address (lo for
- * 127.0.0.0/8), and listen no further than the service itself. Nothing for a wildcard address.
+ * uses, so when the service listens on the loopback interface only and UCX_NET_DEVICES is not
+ * set (an empty one counts as not set), workers get UCX_NET_DEVICES=lo and listen no further
+ * than the service itself. Other addresses pin nothing: UCX_NET_DEVICES filters RDMA devices
+ * too, and the interface holding an address may be an alias UCX does not know (eth0:1).
  */
 static void uromd_worker_net_devices(struct uromd *d)
 {
@@ -651,15 +615,12 @@ static void uromd_worker_net_devices(struct uromd *d)
 	/* As the listener resolves it (conn.c), which then reports a failure. */
 	if (getaddrinfo(d->cfg.listen_host, NULL, &hints, &ai) != 0)
 		return;
-	if (!uromd_ip_is_any(ai->ai_addr))
-		uromd_ifname_of(ai->ai_addr, d->worker_net_devices, sizeof(d->worker_net_devices));
+	if (uromd_ip_is_loopback(ai->ai_addr))
+		snprintf(d->worker_net_devices, sizeof(d->worker_net_devices), "lo");
 	freeaddrinfo(ai);
 	if (d->worker_net_devices[0] != '\0')
-		sdp_debug("workers get UCX_NET_DEVICES=%s (the interface of %s)",
+		sdp_debug("workers get UCX_NET_DEVICES=%s (the service listens on %s)",
 			  d->worker_net_devices, d->cfg.listen_host);
-	else
-		sdp_debug("no interface holds %s: workers' UCX picks its devices itself",
-			  d->cfg.listen_host);
 }
 
 /* ---- daemon mode -------------------------------------------------------------------------- */

@@ -950,11 +950,21 @@ void uromd_worker_drop_conn(struct uromd *d, struct uromd_conn *conn)
 static void spawn_handle_ready(struct uromd *d, struct uromd_worker *w,
 			       const struct sdp_urom_msg *msg)
 {
-	if (w->state != UROMD_WORKER_STARTING) {
+	if (w->ready_seen) {
 		sdp_error("worker %" PRIu64 " pid %d: SW_READY again on its control socket: a "
 			  "broken worker, killing it",
 			  w->id, (int)w->pid);
 		spawn_worker_broken(d, w);
+		return;
+	}
+	w->ready_seen = 1;
+	if (w->state != UROMD_WORKER_STARTING) {
+		/*
+		 * Told to exit before it was ready (its last host left, or its ready deadline
+		 * passed): the one SW_READY it sends on the way is no fault. It exits on SW_EXIT.
+		 */
+		sdp_debug("worker %" PRIu64 " pid %d: ready while exiting; ignored", w->id,
+			  (int)w->pid);
 		return;
 	}
 	if (msg->u.sw_ready.status != DOCA_SUCCESS) {
@@ -999,6 +1009,7 @@ void uromd_worker_ctrl_event(struct uromd *d, struct uromd_worker *w, uint32_t e
 	for (int count = 0; w->ctrl_fd >= 0 && count < CTRL_MSGS_PER_EVENT; count++) {
 		struct sdp_urom_msg msg;
 		doca_error_t status;
+		char why[160];
 		ssize_t n;
 
 		n = recv(w->ctrl_fd, buf, sizeof(buf), MSG_DONTWAIT);
@@ -1021,11 +1032,13 @@ void uromd_worker_ctrl_event(struct uromd *d, struct uromd_worker *w, uint32_t e
 			return;
 		}
 		/* A worker sends SW_READY and nothing else: anything more is a broken worker. */
-		status = sdp_urom_msg_unpack(buf, (size_t)n, &msg);
+		status = sdp_urom_msg_unpack_why(buf, (size_t)n, &msg, why, sizeof(why));
 		if (status != DOCA_SUCCESS) {
 			sdp_error("worker %" PRIu64 " pid %d: bad control message (%zd bytes): %s; "
 				  "a broken worker, killing it",
-				  w->id, (int)w->pid, n, doca_error_get_name(status));
+				  w->id, (int)w->pid, n,
+				  status == DOCA_ERROR_NOT_SUPPORTED ? "another protocol version" :
+								       why);
 			spawn_worker_broken(d, w);
 			return;
 		}

@@ -121,6 +121,7 @@ struct uromd_worker {
 	pid_t pid;
 	uint64_t plugins; /* mask of plugin ids */
 	int ctrl_fd;	  /* service end of the SOCK_SEQPACKET control socket, -1 once closed */
+	int ready_seen;	  /* its one SW_READY arrived (a second one is a broken worker) */
 	char *log_path;
 	enum uromd_worker_state state;
 	void *addr; /* UCP worker address from SW_READY */
