@@ -211,6 +211,8 @@ static doca_error_t svc_req_keep_reply(struct sdp_urom_req *req, const void *dat
 	}
 	memcpy(req->reply_buf, data, len);
 	if (sdp_urom_msg_unpack(req->reply_buf, len, req->reply) != DOCA_SUCCESS) {
+		/* The same bytes parsed a moment ago: a broken invariant. */
+		sdp_crit("a %zu-byte reply no longer parses after copying", len);
 		sdp_urom_req_clear(req);
 		return DOCA_ERROR_UNEXPECTED;
 	}
