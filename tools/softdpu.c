@@ -380,16 +380,10 @@ static int cli_wait(struct cli_conn *c, const char *addr, uint64_t deadline, uin
 /* Send msg and wait (bounded) until it is out. */
 static int cli_send(struct cli_conn *c, struct sdp_urom_msg *msg, uint64_t deadline)
 {
-	doca_error_t status = sdp_urom_chan_send(&c->chan, msg);
-	uint64_t now;
+	uint64_t now = now_ms();
 
-	while (status == DOCA_SUCCESS && sdp_urom_chan_out_pending(&c->chan) &&
-	       (now = now_ms()) < deadline)
-		status = sdp_urom_chan_wait(&c->chan, (int)(deadline - now)) ==
-					 DOCA_ERROR_NOT_CONNECTED ?
-				 DOCA_ERROR_NOT_CONNECTED :
-				 DOCA_SUCCESS;
-	if (status != DOCA_SUCCESS || sdp_urom_chan_out_pending(&c->chan)) {
+	if (now >= deadline ||
+	    sdp_urom_chan_send_wait(&c->chan, msg, (int)(deadline - now)) != DOCA_SUCCESS) {
 		cli_err("failed to send %s", sdp_urom_msg_type_name(msg->hdr.type));
 		return -1;
 	}

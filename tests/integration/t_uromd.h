@@ -476,6 +476,73 @@ static inline int t_uromd_log_count(const struct t_uromd *d, const char *needle)
 	return n;
 }
 
+/* A listening TCP socket of a process: its local address as /proc writes it (hex) and port. */
+struct t_listener {
+	char addr[64];
+	uint16_t port;
+};
+
+/*
+ * The listening TCP sockets pid holds (IPv4 and IPv6, from /proc/<pid>/net/tcp{,6} matched
+ * against the socket inodes of its descriptors); at most max, returns how many.
+ */
+static inline int t_proc_tcp_listeners(pid_t pid, struct t_listener *out, int max)
+{
+	static const char *const files[] = {"tcp", "tcp6"};
+	unsigned long inodes[256];
+	char path[64], line[512];
+	int ninodes = 0, n = 0;
+	struct dirent *de;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	dir = opendir(path);
+	if (dir == NULL)
+		return 0;
+	while ((de = readdir(dir)) != NULL && ninodes < 256) {
+		char fdpath[400], link[64];
+		ssize_t len;
+
+		snprintf(fdpath, sizeof(fdpath), "%s/%s", path, de->d_name);
+		len = readlink(fdpath, link, sizeof(link) - 1);
+		if (len <= 0)
+			continue;
+		link[len] = '\0';
+		if (sscanf(link, "socket:[%lu]", &inodes[ninodes]) == 1)
+			ninodes++;
+	}
+	closedir(dir);
+	for (size_t t = 0; t < 2; t++) {
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/%d/net/%s", (int)pid, files[t]);
+		f = fopen(path, "re");
+		while (f != NULL && fgets(line, sizeof(line), f) != NULL && n < max) {
+			char local[64], state[8], *colon;
+			unsigned long ino = 0;
+
+			/* "sl: local:port remote:port st ... inode" */
+			if (sscanf(line, " %*s %63s %*s %7s %*s %*s %*s %*s %*s %lu", local, state,
+				   &ino) != 3 ||
+			    strcmp(state, "0A") != 0)
+				continue;
+			colon = strchr(local, ':');
+			if (colon == NULL)
+				continue;
+			*colon = '\0';
+			for (int i = 0; i < ninodes && n < max; i++)
+				if (inodes[i] == ino) {
+					snprintf(out[n].addr, sizeof(out[n].addr), "%s", local);
+					out[n].port = (uint16_t)strtoul(colon + 1, NULL, 16);
+					n++;
+				}
+		}
+		if (f != NULL)
+			fclose(f);
+	}
+	return n;
+}
+
 /* True while the daemon process is running. */
 static inline int t_uromd_alive(struct t_uromd *d)
 {

@@ -21,7 +21,6 @@
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #include <arpa/inet.h>
-#include <dirent.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <stdlib.h>
@@ -224,20 +223,6 @@ static long proc_cpu_ticks(pid_t pid)
 	return (long)(ut + st);
 }
 
-static long file_lines(const char *path)
-{
-	FILE *f = fopen(path, "re");
-	long n = 0;
-	int c;
-
-	if (f == NULL)
-		return -1;
-	while ((c = fgetc(f)) != EOF)
-		n += c == '\n';
-	fclose(f);
-	return n;
-}
-
 /*
  * A daemon with 48 descriptors, flooded with connections that send a framed but malformed
  * HELLO (each is answered with REJECT and lingers) and never read: accept runs out of
@@ -284,12 +269,12 @@ static void test_flood_few_fds(void)
 	while (t_now_ms() - t0 < 500)
 		t_sleep_ms(50);
 	cpu0 = proc_cpu_ticks(f.pid);
-	lines0 = file_lines(f.log_file);
+	lines0 = t_uromd_log_count(&f, "\n");
 	t0 = t_now_ms();
 	while (t_now_ms() - t0 < 1000)
 		t_sleep_ms(50);
 	cpu1 = proc_cpu_ticks(f.pid);
-	lines1 = file_lines(f.log_file);
+	lines1 = t_uromd_log_count(&f, "\n");
 	printf("# flood of %d: daemon CPU %ld ticks (of %ld) and %ld log lines in the quiet "
 	       "second\n",
 	       n, cpu1 - cpu0, hz, lines1 - lines0);
@@ -348,65 +333,14 @@ static void test_cli_status(void)
 		t_fail("softdpu service status: exit %d, output:\n%s", rc, out);
 }
 
-/* The TCP ports (LISTEN sockets) process pid holds; returns how many (at most max). */
-static int listening_ports(pid_t pid, uint16_t *ports, int max)
-{
-	static const char *const tables[] = {"/proc/net/tcp", "/proc/net/tcp6"};
-	unsigned long inodes[256];
-	char path[64], link[64], line[512];
-	int ninodes = 0, n = 0;
-	struct dirent *de;
-	DIR *dir;
-
-	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
-	dir = opendir(path);
-	if (dir == NULL)
-		return 0;
-	while ((de = readdir(dir)) != NULL && ninodes < 256) {
-		char fdpath[400];
-		ssize_t len;
-
-		snprintf(fdpath, sizeof(fdpath), "%s/%s", path, de->d_name);
-		len = readlink(fdpath, link, sizeof(link) - 1);
-		if (len <= 0)
-			continue;
-		link[len] = '\0';
-		if (strncmp(link, "socket:[", 8) == 0)
-			inodes[ninodes++] = strtoul(link + 8, NULL, 10);
-	}
-	closedir(dir);
-	for (size_t t = 0; t < 2; t++) {
-		FILE *f = fopen(tables[t], "re");
-
-		while (f != NULL && fgets(line, sizeof(line), f) != NULL && n < max) {
-			unsigned long port, st, inode;
-			char *colon = strchr(line, ':');
-
-			/* "sl: local:port rem:port st ... uid timeout inode" */
-			colon = colon ? strchr(colon + 1, ':') : NULL;
-			if (colon == NULL ||
-			    sscanf(colon + 1, "%lx %*s %lx %*s %*s %*s %*s %*s %lu", &port, &st,
-				   &inode) != 3 ||
-			    st != 0x0a)
-				continue;
-			for (int i = 0; i < ninodes; i++)
-				if (inodes[i] == inode)
-					ports[n++] = (uint16_t)port;
-		}
-		if (f != NULL)
-			fclose(f);
-	}
-	return n;
-}
-
 static void test_worker_ports(struct t_svc *s)
 {
 	struct t_worker_cfg c = {.id = DOCA_UROM_WORKER_ID_ANY};
 	static const uint8_t zeros[40];
 	struct doca_urom_worker *w = NULL;
 	static struct t_loop loop;
+	struct t_listener ls[16];
 	pid_t pid;
-	uint16_t ports[16];
 	int n;
 
 	T_OK(t_svc_find_graph(s));
@@ -417,13 +351,13 @@ static void test_worker_ports(struct t_svc *s)
 		t_worker_close(s, s->pe, w);
 		return;
 	}
-	n = listening_ports(pid, ports, 16);
+	n = t_proc_tcp_listeners(pid, ls, 16);
 	printf("# worker %d listens on %d TCP port(s)\n", (int)pid, n);
 	for (int i = 0; i < n; i++) {
 		static const size_t lens[] = {17, 24, 40};
 
 		for (size_t k = 0; k < 3; k++) {
-			int fd = tcp_connect(ports[i]);
+			int fd = tcp_connect(ls[i].port);
 
 			if (fd < 0)
 				continue;

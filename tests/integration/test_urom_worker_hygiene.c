@@ -204,54 +204,21 @@ static void test_dead_worker_release(void)
 	T_EQ_INT(log_count("which it does not use"), 0);
 }
 
-/* The inodes of pid's sockets (count returned, at most max). */
-static int socket_inodes(pid_t pid, unsigned long *inos, int max)
-{
-	char names[256][64];
-	int fds[256], n = shared_kind_fds(pid, names, fds, 256), count = 0;
-
-	for (int i = 0; i < n && count < max; i++)
-		if (sscanf(names[i], "socket:[%lu]", &inos[count]) == 1)
-			count++;
-	return count;
-}
-
 /*
- * Check pid's listening TCP sockets in /proc/<pid>/net/<file> (tcp or tcp6): each bound to
- * `lo_addr` (the loopback address as the file writes it). Returns how many it found.
+ * Check pid's listening TCP sockets: each bound to loopback (127.0.0.1 or ::1, as /proc writes
+ * them). Returns how many it found.
  */
-static int check_listeners(pid_t pid, const char *file, const char *lo_addr)
+static int check_listeners(pid_t pid)
 {
-	static char buf[1 << 20];
-	unsigned long inos[256];
-	int n_ino = socket_inodes(pid, inos, 256), found = 0;
-	char path[64], *line, *save = NULL;
+	struct t_listener ls[64];
+	int n = t_proc_tcp_listeners(pid, ls, 64);
 
-	snprintf(path, sizeof(path), "/proc/%d/net/%s", (int)pid, file);
-	if (t_read_file(path, buf, sizeof(buf)) < 0)
-		return 0; /* no IPv6 here */
-	for (line = strtok_r(buf, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
-		char local[64], remote[64], state[8];
-		unsigned long ino = 0;
-		char *colon;
-
-		if (sscanf(line, " %*s %63s %63s %7s %*s %*s %*s %*s %*s %lu", local, remote, state,
-			   &ino) != 4 ||
-		    strcmp(state, "0A") != 0)
-			continue;
-		for (int i = 0; i < n_ino; i++) {
-			if (inos[i] != ino)
-				continue;
-			found++;
-			colon = strchr(local, ':');
-			if (colon != NULL)
-				*colon = '\0';
-			if (strcmp(local, lo_addr) != 0)
-				t_fail("worker %d listens on %s address %s (not loopback)",
-				       (int)pid, file, local);
-		}
-	}
-	return found;
+	for (int i = 0; i < n; i++)
+		if (strcmp(ls[i].addr, "0100007F") != 0 &&
+		    strcmp(ls[i].addr, "00000000000000000000000001000000") != 0)
+			t_fail("worker %d listens on address %s (not loopback)", (int)pid,
+			       ls[i].addr);
+	return n;
 }
 
 /* Worker of a daemon on 127.0.0.1 without UCX_NET_DEVICES: lo only. */
@@ -267,8 +234,7 @@ static void test_net_devices(void)
 	T_OK(sdp_urom_worker_get_pid(w, &pid));
 	if (pid > 0) {
 		T_TRUE(t_proc_file_has((pid_t)pid, "environ", "UCX_NET_DEVICES=lo"));
-		n = check_listeners((pid_t)pid, "tcp", "0100007F") +
-		    check_listeners((pid_t)pid, "tcp6", "00000000000000000000000001000000");
+		n = check_listeners((pid_t)pid);
 		printf("worker %u: %d UCX TCP listener(s)\n", pid, n);
 		T_TRUE(n > 0);
 	}

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "sdp_log.h"
@@ -217,6 +218,34 @@ doca_error_t sdp_urom_chan_send(struct sdp_urom_chan *chan, const struct sdp_uro
 	chan->out_len += used;
 	status = sdp_urom_chan_flush(chan);
 	return status == DOCA_ERROR_AGAIN ? DOCA_SUCCESS : status;
+}
+
+static uint64_t chan_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+doca_error_t sdp_urom_chan_send_wait(struct sdp_urom_chan *chan, const struct sdp_urom_msg *msg,
+				     int timeout_ms)
+{
+	uint64_t deadline = chan_now_ms() + (uint64_t)(timeout_ms < 0 ? 0 : timeout_ms);
+	doca_error_t status = sdp_urom_chan_send(chan, msg);
+
+	while (status == DOCA_SUCCESS && sdp_urom_chan_out_pending(chan)) {
+		struct pollfd p = {.fd = chan->fd, .events = POLLOUT};
+		uint64_t now = chan_now_ms();
+
+		if (now >= deadline)
+			return DOCA_ERROR_IO_FAILED;
+		(void)poll(&p, 1, (int)(deadline - now));
+		status = sdp_urom_chan_flush(chan);
+		if (status == DOCA_ERROR_AGAIN)
+			status = DOCA_SUCCESS;
+	}
+	return status;
 }
 
 doca_error_t sdp_urom_chan_wait(struct sdp_urom_chan *chan, int timeout_ms)

@@ -69,6 +69,15 @@ doca_error_t sdp_urom_chan_read(struct sdp_urom_chan *chan, sdp_urom_chan_frame_
 /* Pack msg and queue it, writing what the socket takes now. Errors are logged. */
 doca_error_t sdp_urom_chan_send(struct sdp_urom_chan *chan, const struct sdp_urom_msg *msg);
 
+/*
+ * Send msg and wait, at most timeout_ms, until the socket took all of it (for peers that must
+ * not go on before their request is out: hosts and the CLI; never the service). DOCA_SUCCESS,
+ * DOCA_ERROR_IO_FAILED when the time ran out (the peer does not read), NOT_CONNECTED, or what
+ * sdp_urom_chan_send() refused with.
+ */
+doca_error_t sdp_urom_chan_send_wait(struct sdp_urom_chan *chan, const struct sdp_urom_msg *msg,
+				     int timeout_ms);
+
 /* Write queued output; DOCA_SUCCESS when the queue is empty, DOCA_ERROR_AGAIN when some is
  * left, DOCA_ERROR_NOT_CONNECTED when the peer is gone. */
 doca_error_t sdp_urom_chan_flush(struct sdp_urom_chan *chan);

@@ -117,7 +117,6 @@ static void svc_conn_failed(struct doca_urom_service *svc, const char *why);
 
 doca_error_t sdp_urom_svc_send_locked(struct doca_urom_service *svc, const struct sdp_urom_msg *msg)
 {
-	uint64_t deadline = sdp_urom_now_ms() + (uint64_t)sdp_urom_connect_timeout_ms();
 	size_t len = sdp_urom_msg_packed_size(msg);
 	doca_error_t status;
 
@@ -132,21 +131,8 @@ doca_error_t sdp_urom_svc_send_locked(struct doca_urom_service *svc, const struc
 			  sdp_urom_msg_type_name(msg->hdr.type), len, svc->ctrl_max, svc->addr_str);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
-	status = sdp_urom_chan_send(&svc->chan, msg);
 	/* Requests are small; the service reads all the time: wait (bounded) for the socket. */
-	while (status == DOCA_SUCCESS && sdp_urom_chan_out_pending(&svc->chan)) {
-		struct pollfd p = {.fd = svc->chan.fd, .events = POLLOUT};
-		uint64_t now = sdp_urom_now_ms();
-
-		if (now >= deadline) {
-			status = DOCA_ERROR_IO_FAILED;
-			break;
-		}
-		(void)poll(&p, 1, (int)(deadline - now));
-		status = sdp_urom_chan_flush(&svc->chan);
-		if (status == DOCA_ERROR_AGAIN)
-			status = DOCA_SUCCESS;
-	}
+	status = sdp_urom_chan_send_wait(&svc->chan, msg, sdp_urom_connect_timeout_ms());
 	if (status == DOCA_ERROR_NOT_CONNECTED || status == DOCA_ERROR_IO_FAILED) {
 		svc_conn_failed(svc, status == DOCA_ERROR_IO_FAILED ?
 					     "the service does not read its connection" :

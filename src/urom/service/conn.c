@@ -70,6 +70,14 @@ static int peer_warn_ok(struct uromd *d, const struct uromd_conn *conn)
 	return 0;
 }
 
+/* The connection is over for good: close at the next timer run. */
+static void conn_fail(struct uromd_conn *conn)
+{
+	conn->peer_failed = 1;
+	conn->state = UROMD_CONN_DOOMED;
+	conn->deadline_ms = uromd_now_ms();
+}
+
 /* Keep EPOLLOUT in the set exactly while output is queued. */
 static void conn_update_events(struct uromd *d, struct uromd_conn *conn)
 {
@@ -83,9 +91,7 @@ static void conn_update_events(struct uromd *d, struct uromd_conn *conn)
 	ev.data.ptr = conn;
 	if (epoll_ctl(d->epfd, EPOLL_CTL_MOD, conn->chan.fd, &ev) != 0) {
 		sdp_error("host %s: epoll_ctl failed: %m; closing the connection", conn->peer);
-		conn->peer_failed = 1;
-		conn->state = UROMD_CONN_DOOMED;
-		conn->deadline_ms = uromd_now_ms();
+		conn_fail(conn);
 		return;
 	}
 	conn->want_out = want;
@@ -103,9 +109,7 @@ void uromd_conn_send(struct uromd *d, struct uromd_conn *conn, struct sdp_urom_m
 			sdp_warn("host %s: %s not sent (%s); closing the connection", conn->peer,
 				 sdp_urom_msg_type_name(msg->hdr.type),
 				 doca_error_get_name(status));
-		conn->peer_failed = 1;
-		conn->state = UROMD_CONN_DOOMED;
-		conn->deadline_ms = uromd_now_ms();
+		conn_fail(conn);
 		return;
 	}
 	conn_update_events(d, conn);
@@ -366,14 +370,6 @@ static int conn_frame(void *arg, const uint8_t *data, size_t len)
 						      DOCA_ERROR_NOT_PERMITTED,
 		    "unexpected message");
 	return 0;
-}
-
-/* The connection is over for good: close at the next timer run. */
-static void conn_fail(struct uromd_conn *conn)
-{
-	conn->peer_failed = 1;
-	conn->state = UROMD_CONN_DOOMED;
-	conn->deadline_ms = uromd_now_ms();
 }
 
 /* A doomed connection whose last reply is out: shut our side, wait for the peer to close. */
