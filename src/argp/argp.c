@@ -482,13 +482,6 @@ static bool argp_param_settable(const struct doca_argp_param *param, const char 
 	return true;
 }
 
-/* The flag setters: *flag of a settable param becomes true (flag is NULL for a NULL param). */
-static void argp_param_set_flag(struct doca_argp_param *param, bool *flag, const char *func)
-{
-	if (argp_param_settable(param, func))
-		*flag = true;
-}
-
 static void argp_param_set_string(struct doca_argp_param *param, char **field, const char *value,
 				  const char *func)
 {
@@ -551,27 +544,32 @@ void doca_argp_param_set_type(struct doca_argp_param *param, enum doca_argp_type
 
 void doca_argp_param_set_mandatory(struct doca_argp_param *param)
 {
-	argp_param_set_flag(param, param != NULL ? &param->mandatory : NULL, __func__);
+	if (argp_param_settable(param, __func__))
+		param->mandatory = true;
 }
 
 void doca_argp_param_set_cli_only(struct doca_argp_param *param)
 {
-	argp_param_set_flag(param, param != NULL ? &param->cli_only : NULL, __func__);
+	if (argp_param_settable(param, __func__))
+		param->cli_only = true;
 }
 
 void doca_argp_param_set_multiplicity(struct doca_argp_param *param)
 {
-	argp_param_set_flag(param, param != NULL ? &param->multiplicity : NULL, __func__);
+	if (argp_param_settable(param, __func__))
+		param->multiplicity = true;
 }
 
 void doca_argp_param_set_singular(struct doca_argp_param *param)
 {
-	argp_param_set_flag(param, param != NULL ? &param->singular : NULL, __func__);
+	if (argp_param_settable(param, __func__))
+		param->singular = true;
 }
 
 void doca_argp_param_set_hidden(struct doca_argp_param *param)
 {
-	argp_param_set_flag(param, param != NULL ? &param->hidden : NULL, __func__);
+	if (argp_param_settable(param, __func__))
+		param->hidden = true;
 }
 
 doca_error_t doca_argp_param_destroy(struct doca_argp_param *param)

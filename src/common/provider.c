@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "sdp_config.h"
 #include "sdp_dev_int.h"
@@ -492,19 +493,24 @@ static int in_module(const struct link_map *map, const void *addr, size_t len)
 		return 0;
 	if (dladdr1(addr, &info, (void **)&found, RTLD_DL_LINKMAP) == 0 || found != map)
 		return 0;
+	if (last == (const char *)addr)
+		return 1;
 	found = NULL;
 	return dladdr1(last, &info, (void **)&found, RTLD_DL_LINKMAP) != 0 && found == map;
 }
 
 /*
  * The length of the string at s (below max), read only inside the loaded segments of the object
- * map, byte by byte, so a string at the end of a segment is not read past it; max when s has no
- * NUL among its first max bytes or leaves the module first.
+ * map, so a string at the end of a segment is not read past it; max when s has no NUL among its
+ * first max bytes or leaves the module first. Segments are mapped in whole pages: the module is
+ * looked up for the first byte and again only where the string enters a new page.
  */
 static size_t module_strnlen(const struct link_map *map, const char *s, size_t max)
 {
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+
 	for (size_t n = 0; n < max; n++) {
-		if (!in_module(map, s + n, 1))
+		if ((n == 0 || ((uintptr_t)(s + n) & (page - 1)) == 0) && !in_module(map, s + n, 1))
 			return max;
 		if (s[n] == '\0')
 			return n;
