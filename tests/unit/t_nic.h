@@ -18,31 +18,7 @@
 #include "sdp_provider.h"
 #include "softdpu/sdp_pkt.h"
 #include "t_helpers.h"
-
-/* Every SDK record, concatenated (what the library logged). */
-static char t_log[1 << 16];
-static size_t t_log_len;
-static char t_log_rec[4096];
-
-static __attribute__((unused)) void t_log_flush(char *buf)
-{
-	size_t n = strlen(buf);
-
-	if (t_log_len + n + 1 < sizeof(t_log)) {
-		memcpy(t_log + t_log_len, buf, n);
-		t_log_len += n;
-		t_log[t_log_len++] = '\n';
-		t_log[t_log_len] = '\0';
-	}
-}
-
-static __attribute__((unused)) void t_log_capture(void)
-{
-	struct doca_log_backend *be;
-
-	T_OK(doca_log_backend_create_with_buf_sdk(t_log_rec, sizeof(t_log_rec), t_log_flush, &be));
-	T_OK(doca_log_backend_set_sdk_level(be, DOCA_LOG_LEVEL_WARNING));
-}
+#include "t_log_capture.h"
 
 /* The captured log must hold a record containing all of the given pieces (NULL-terminated). */
 #define T_LOGGED(...) t_logged(__FILE__, __LINE__, (const char *const[]){__VA_ARGS__, NULL})

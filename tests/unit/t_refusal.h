@@ -12,40 +12,20 @@
 
 #include "doca_log.h"
 #include "t_helpers.h"
-
-static char t_refusal_buf[1024];
-static char t_refusal_recs[8192]; /* the records since the last check, one a line */
-static int t_refusal_nb;
-
-static void t_refusal_flush(char *buf)
-{
-	size_t len = strlen(t_refusal_recs);
-
-	snprintf(t_refusal_recs + len, sizeof(t_refusal_recs) - len, "%s\n", buf);
-	t_refusal_nb++;
-}
+#include "t_log_capture.h"
 
 /* Capture the SDK records of level WARNING and more severe; returns the backend. */
 static __attribute__((unused)) struct doca_log_backend *t_refusal_capture(void)
 {
-	struct doca_log_backend *be = NULL;
-
-	T_OK(doca_log_backend_create_with_buf_sdk(t_refusal_buf, sizeof(t_refusal_buf),
-						  t_refusal_flush, &be));
-	if (be != NULL)
-		T_OK(doca_log_backend_set_sdk_level(be, DOCA_LOG_LEVEL_WARNING));
-	t_refusal_recs[0] = '\0';
-	t_refusal_nb = 0;
-	return be;
+	return t_log_capture_level(DOCA_LOG_LEVEL_WARNING);
 }
 
 /* How many records came since the last check (and forget them). */
 static __attribute__((unused)) int t_refusal_reset(void)
 {
-	int nb = t_refusal_nb;
+	int nb = t_log_nb;
 
-	t_refusal_recs[0] = '\0';
-	t_refusal_nb = 0;
+	t_log_reset();
 	return nb;
 }
 
@@ -53,15 +33,15 @@ static __attribute__((unused)) int t_refusal_reset(void)
 static __attribute__((unused)) void t_refusal(const char *file, int line, const char *func,
 					      const char *cause)
 {
-	const char *first = strstr(t_refusal_recs, func);
+	const char *first = strstr(t_log, func);
 	char want[256];
 
 	snprintf(want, sizeof(want), "[%s] %s", func, cause);
-	if (t_refusal_nb != 1 || strstr(t_refusal_recs, want) == NULL ||
+	if (t_log_nb != 1 || strstr(t_log, want) == NULL ||
 	    strstr(first + strlen(func), func) != NULL) {
 		fprintf(stderr,
 			"FAIL %s:%d: expected one record \"%s\" naming %s once, got %d:\n%s", file,
-			line, want, func, t_refusal_nb, t_refusal_recs);
+			line, want, func, t_log_nb, t_log);
 		t_failures++;
 	}
 	t_refusal_reset();

@@ -14,32 +14,16 @@
 #include "doca_log.h"
 #include "doca_mmap.h"
 #include "t_helpers.h"
-
-static char g_log[1 << 14];
-static char g_rec[1024];
-static int g_records;
-
-static void on_record(char *buf)
-{
-	g_records++;
-	strncat(g_log, buf, sizeof(g_log) - strlen(g_log) - 2);
-	strcat(g_log, "\n");
-}
-
-static void reset(void)
-{
-	g_log[0] = '\0';
-	g_records = 0;
-}
+#include "t_log_capture.h"
 
 /* The last call logged exactly one record, holding "[<func>] <message>". */
 #define T_ONE_RECORD(func, message) t_one_record(__LINE__, "][" func "] " message)
 static void t_one_record(int line, const char *want)
 {
-	if (g_records != 1 || strstr(g_log, want) == NULL)
+	if (t_log_nb != 1 || strstr(t_log, want) == NULL)
 		t_fail("line %d: expected one record with \"%s\", got %d:\n%s", line, want,
-		       g_records, g_log);
-	reset();
+		       t_log_nb, t_log);
+	t_log_reset();
 }
 
 int main(void)
@@ -51,9 +35,7 @@ int main(void)
 	uint32_t num = 0;
 	int x;
 
-	T_OK(doca_log_backend_create_with_buf_sdk(g_rec, sizeof(g_rec), on_record, &be));
-	T_OK(doca_log_backend_set_sdk_level(be, DOCA_LOG_LEVEL_WARNING));
-	reset();
+	be = t_log_capture_level(DOCA_LOG_LEVEL_WARNING);
 
 	T_STATUS(doca_mmap_set_memrange(NULL, &x, sizeof(x)), DOCA_ERROR_INVALID_VALUE);
 	T_ONE_RECORD("doca_mmap_set_memrange", "NULL mmap");

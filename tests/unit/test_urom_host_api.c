@@ -28,18 +28,8 @@
 #include "softdpu/ctx.h"
 #include "softdpu/urom.h"
 #include "t_helpers.h"
+#include "t_log_capture.h"
 #include "t_inotify.h"
-
-/* Everything the library logs at SDK level, for checks on message contents. */
-static char log_record[4096];
-static char log_all[65536];
-
-static void log_capture(char *buf)
-{
-	size_t have = strlen(log_all);
-
-	snprintf(log_all + have, sizeof(log_all) - have, "%s", buf);
-}
 
 static uint64_t now_ms(void)
 {
@@ -449,11 +439,11 @@ static void test_service_file_kinds(void)
 	{
 		int watch = t_watch_open(path);
 
-		log_all[0] = '\0';
+		t_log_reset();
 		T_STATUS(sdp_urom_service_file_lookup(path, "apphost", "0000:03:00.0", &addr),
 			 DOCA_ERROR_IO_FAILED);
 		T_TRUE(!t_was_opened(watch));
-		T_TRUE(strstr(log_all, "refused without opening it") != NULL);
+		T_TRUE(strstr(t_log, "refused without opening it") != NULL);
 		close(watch);
 	}
 	/* A symbolic link to a good file is followed. */
@@ -551,7 +541,7 @@ static void test_not_connected(void)
 	setenv("SOFTDPU_UROM_SECRET_FILE", secret, 1);
 	unsetenv("DOCA_UROM_SERVICE_FILE");
 
-	log_all[0] = '\0';
+	t_log_reset();
 
 	T_OK(doca_pe_create(&pe));
 	T_OK(doca_urom_service_create(&svc));
@@ -564,9 +554,9 @@ static void test_not_connected(void)
 	T_OK(doca_ctx_get_state(doca_urom_service_as_ctx(svc), &state));
 	T_EQ_INT(state, DOCA_CTX_STATE_IDLE);
 	T_STATUS(sdp_ctx_get_last_error(doca_urom_service_as_ctx(svc)), DOCA_ERROR_NOT_CONNECTED);
-	if (strstr(log_all, addr) == NULL)
-		t_fail("the error log does not name the address %s: \"%s\"", addr, log_all);
-	printf("start refused in %lu ms, logged: %s\n", (unsigned long)elapsed, log_all);
+	if (strstr(t_log, addr) == NULL)
+		t_fail("the error log does not name the address %s: \"%s\"", addr, t_log);
+	printf("start refused in %lu ms, logged: %s\n", (unsigned long)elapsed, t_log);
 
 	/* still configurable and startable (again NOT_CONNECTED), then destroyable */
 	T_OK(doca_urom_service_set_max_comm_msg_size(svc, 2048));
@@ -574,15 +564,15 @@ static void test_not_connected(void)
 
 	/* something listens there but never speaks UROM: refused when the timeout expires */
 	if (listen(fd, 4) == 0) {
-		log_all[0] = '\0';
+		t_log_reset();
 		t0 = now_ms();
 		T_STATUS(doca_ctx_start(doca_urom_service_as_ctx(svc)), DOCA_ERROR_NOT_CONNECTED);
 		elapsed = now_ms() - t0;
 		T_TRUE(elapsed < 1500 + 2000);
-		if (strstr(log_all, addr) == NULL)
-			t_fail("the error log does not name the address %s: \"%s\"", addr, log_all);
+		if (strstr(t_log, addr) == NULL)
+			t_fail("the error log does not name the address %s: \"%s\"", addr, t_log);
 		printf("silent listener refused in %lu ms, logged: %s\n", (unsigned long)elapsed,
-		       log_all);
+		       t_log);
 		T_OK(doca_ctx_get_state(doca_urom_service_as_ctx(svc), &state));
 		T_EQ_INT(state, DOCA_CTX_STATE_IDLE);
 	} else {
@@ -649,13 +639,8 @@ static void test_domain(void)
 
 int main(void)
 {
-	struct doca_log_backend *be = NULL;
-
 	/* What the library logs (ERROR and worse), for checks on message contents. */
-	T_OK(doca_log_backend_create_with_buf_sdk(log_record, sizeof(log_record), log_capture,
-						  &be));
-	if (be != NULL)
-		T_OK(doca_log_backend_set_sdk_level(be, DOCA_LOG_LEVEL_ERROR));
+	(void)t_log_capture_level(DOCA_LOG_LEVEL_ERROR);
 	/* Only this test's own settings count. */
 	unsetenv("DOCA_UROM_SERVICE_FILE");
 	unsetenv("SOFTDPU_UROM_SERVICE_ADDR");

@@ -15,18 +15,9 @@
 
 #include "doca_log.h"
 #include "t_helpers.h"
+#include "t_log_capture.h"
 #include "t_inotify.h"
 #include "uromd_paths.h"
-
-static char log_record[4096];
-static char log_all[16384];
-
-static void log_capture(char *buf)
-{
-	size_t have = strlen(log_all);
-
-	snprintf(log_all + have, sizeof(log_all) - have, "%s", buf);
-}
 
 /* Every pid file call refuses path with INVALID_VALUE, logging `what`; watch: -1 or inotify. */
 static void check_refused(const char *path, const char *what, int watch)
@@ -34,14 +25,14 @@ static void check_refused(const char *path, const char *what, int watch)
 	pid_t pid = 0;
 	int fd = -1, locked = 0;
 
-	log_all[0] = '\0';
+	t_log_reset();
 	T_STATUS(sdp_uromd_pid_file_check(path, &pid, &locked), DOCA_ERROR_INVALID_VALUE);
 	T_STATUS(sdp_uromd_pid_file_claim(path, O_RDWR, &fd, &pid), DOCA_ERROR_INVALID_VALUE);
 	T_STATUS(sdp_uromd_pid_file_claim(path, O_RDONLY, &fd, &pid), DOCA_ERROR_INVALID_VALUE);
 	T_STATUS(sdp_uromd_pid_file_remove_stale(path, &pid), DOCA_ERROR_INVALID_VALUE);
 	T_EQ_INT(fd, -1);
-	if (strstr(log_all, what) == NULL || strstr(log_all, path) == NULL)
-		t_fail("%s: the log does not say \"%s\": %s", path, what, log_all);
+	if (strstr(t_log, what) == NULL || strstr(t_log, path) == NULL)
+		t_fail("%s: the log does not say \"%s\": %s", path, what, t_log);
 	if (watch >= 0 && t_was_opened(watch))
 		t_fail("%s (%s) was opened", path, what);
 }
@@ -49,16 +40,12 @@ static void check_refused(const char *path, const char *what, int watch)
 int main(void)
 {
 	char dir[] = "/tmp/test_uromd_paths.XXXXXX", path[128], link[128];
-	struct doca_log_backend *be = NULL;
 	struct stat st;
 	pid_t pid = 0;
 	int watch, fd = -1, locked = 1;
 	FILE *f;
 
-	T_OK(doca_log_backend_create_with_buf_sdk(log_record, sizeof(log_record), log_capture,
-						  &be));
-	if (be != NULL)
-		T_OK(doca_log_backend_set_sdk_level(be, DOCA_LOG_LEVEL_ERROR));
+	(void)t_log_capture_level(DOCA_LOG_LEVEL_ERROR);
 	if (mkdtemp(dir) == NULL) {
 		t_fail("mkdtemp failed");
 		T_DONE();
