@@ -2,7 +2,10 @@
  * libFuzzer target for the UROM wire format (src/urom/proto). Properties checked on every
  * input: sdp_urom_msg_unpack() never reads past the buffer (ASan), returns SUCCESS,
  * INVALID_VALUE or NOT_SUPPORTED only, NOT_SUPPORTED only for another protocol version, and a
- * message that parses packs back to exactly the same bytes with the same packed size.
+ * message that parses packs back to exactly the same bytes with the same packed size. The same
+ * input is also read as a domain member record and as a host record (sdp_urom_dom_*): a record
+ * that parses packs back to the same bytes (a host record: up to its zero padding), and the
+ * iterators visit exactly the counts the parser announced.
  *
  * Built as a libFuzzer binary when the C compiler is clang (tests/fuzz/meson.build); replay.c
  * drives the same function with generated inputs as an ordinary test with any compiler.
@@ -12,11 +15,53 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
 
 #include "doca_log.h"
 #include "sdp_urom_proto.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void fuzz_dom(const uint8_t *data, size_t size)
+{
+	static struct sdp_urom_dom_seg segs[SDP_UROM_DOM_MAX_SEGS];
+	static struct sdp_urom_bytes members[SDP_UROM_DOM_MAX_MEMBERS];
+	static struct sdp_urom_dom_member m;
+	static uint8_t out[1 << 17];
+	const uint8_t *raw;
+	size_t len, pos = 0, raw_len;
+	uint32_t n = 0, count;
+
+	if (sdp_urom_dom_member_unpack_why(data, size, &m, NULL, 0) == DOCA_SUCCESS) {
+		while (n < SDP_UROM_DOM_MAX_SEGS && sdp_urom_dom_seg_next(&m, &pos, &segs[n]))
+			n++;
+		if (n != m.num_segs || pos != m.segs_len)
+			abort(); /* the iterator and the parser disagree */
+		if (sdp_urom_dom_member_pack(&m, segs, out, sizeof(out), &len) != DOCA_SUCCESS ||
+		    len != size || memcmp(out, data, size) != 0) {
+			fprintf(stderr, "member pack len %zu size %zu\n", len, size);
+			abort();
+		}
+	}
+	if (sdp_urom_dom_host_unpack_why(data, size, &count, &raw, &raw_len, NULL, 0) ==
+	    DOCA_SUCCESS) {
+		n = 0;
+		pos = 0;
+		while (n < SDP_UROM_DOM_MAX_MEMBERS &&
+		       sdp_urom_dom_host_next(raw, raw_len, &pos, &members[n]))
+			n++;
+		if (n != count || pos != raw_len) {
+			fprintf(stderr, "n %u count %u pos %zu raw_len %zu\n", n, count, pos,
+				raw_len);
+			abort();
+		}
+		if (sdp_urom_dom_host_pack(members, n, out, sizeof(out), &len) != DOCA_SUCCESS ||
+		    len > size || memcmp(out, data, len) != 0) {
+			fprintf(stderr, "host pack len %zu size %zu\n", len, size);
+			abort();
+		}
+	}
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -33,6 +78,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		(void)doca_log_level_set_global_sdk_limit(DOCA_LOG_LEVEL_DISABLE);
 		quiet = 1;
 	}
+	fuzz_dom(size > 0 ? data : empty, size);
 	status = sdp_urom_msg_unpack(size > 0 ? data : empty, size, &msg);
 	switch (status) {
 	case DOCA_SUCCESS:

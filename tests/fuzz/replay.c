@@ -33,14 +33,36 @@ static uint64_t rnd(void)
 }
 
 static const uint16_t types[] = {
-	SDP_UROM_MSG_HELLO,	    SDP_UROM_MSG_CHALLENGE,	  SDP_UROM_MSG_AUTH,
-	SDP_UROM_MSG_WELCOME,	    SDP_UROM_MSG_REJECT,	  SDP_UROM_MSG_VERSION_REJECT,
-	SDP_UROM_MSG_SPAWN,	    SDP_UROM_MSG_SPAWN_REPLY,	  SDP_UROM_MSG_RELEASE,
-	SDP_UROM_MSG_RELEASE_REPLY, SDP_UROM_MSG_GID_QUERY,	  SDP_UROM_MSG_GID_REPLY,
-	SDP_UROM_MSG_STATUS_QUERY,  SDP_UROM_MSG_STATUS_REPLY,	  SDP_UROM_MSG_WORKER_EXIT,
-	SDP_UROM_MSG_W_CONNECT,	    SDP_UROM_MSG_W_CONNECT_REPLY, SDP_UROM_MSG_W_CMD,
-	SDP_UROM_MSG_W_NOTIF,	    SDP_UROM_MSG_W_DISCONNECT,	  SDP_UROM_MSG_SW_READY,
-	SDP_UROM_MSG_SW_ADD_HOST,   SDP_UROM_MSG_SW_DEL_HOST,	  SDP_UROM_MSG_SW_EXIT,
+	SDP_UROM_MSG_HELLO,
+	SDP_UROM_MSG_CHALLENGE,
+	SDP_UROM_MSG_AUTH,
+	SDP_UROM_MSG_WELCOME,
+	SDP_UROM_MSG_REJECT,
+	SDP_UROM_MSG_VERSION_REJECT,
+	SDP_UROM_MSG_SPAWN,
+	SDP_UROM_MSG_SPAWN_REPLY,
+	SDP_UROM_MSG_RELEASE,
+	SDP_UROM_MSG_RELEASE_REPLY,
+	SDP_UROM_MSG_GID_QUERY,
+	SDP_UROM_MSG_GID_REPLY,
+	SDP_UROM_MSG_STATUS_QUERY,
+	SDP_UROM_MSG_STATUS_REPLY,
+	SDP_UROM_MSG_WORKER_EXIT,
+	SDP_UROM_MSG_W_CONNECT,
+	SDP_UROM_MSG_W_CONNECT_REPLY,
+	SDP_UROM_MSG_W_CMD,
+	SDP_UROM_MSG_W_NOTIF,
+	SDP_UROM_MSG_W_DISCONNECT,
+	SDP_UROM_MSG_SW_READY,
+	SDP_UROM_MSG_SW_ADD_HOST,
+	SDP_UROM_MSG_SW_DEL_HOST,
+	SDP_UROM_MSG_SW_EXIT,
+	SDP_UROM_MSG_W_DOMAIN_ADDR,
+	SDP_UROM_MSG_W_DOMAIN_ADDR_REPLY,
+	SDP_UROM_MSG_W_DOMAIN_MEMBER,
+	SDP_UROM_MSG_W_DOMAIN_COMMIT,
+	SDP_UROM_MSG_W_DOMAIN_CLEAR,
+	SDP_UROM_MSG_W_DOMAIN_REPLY,
 };
 #define NUM_TYPES (sizeof(types) / sizeof(types[0]))
 
@@ -55,7 +77,61 @@ static struct sdp_urom_bytes some_bytes(void)
 	return b;
 }
 
-/* A valid message of a random type with random field values. */
+/* A valid domain member record (sdp_urom_dom_member_pack) with random contents. */
+static size_t make_member(uint8_t *buf, size_t cap)
+{
+	static struct sdp_urom_dom_member m;
+	struct sdp_urom_dom_seg segs[4];
+	size_t len = 0;
+	uint32_t i;
+
+	memset(&m, 0, sizeof(m));
+	m.id = rnd();
+	m.num_addrs = (uint32_t)(rnd() % 4);
+	for (i = 0; i < m.num_addrs; i++) {
+		snprintf(m.addrs[i].name, SDP_UROM_NAME_MAX, "plugin%u", i);
+		m.addrs[i].addr = some_bytes();
+		if (m.addrs[i].addr.len == 0)
+			m.addrs[i].addr.len = 1;
+	}
+	m.num_segs = (uint32_t)(rnd() % 5);
+	for (i = 0; i < m.num_segs; i++) {
+		segs[i].va = rnd() >> 1;
+		segs[i].len = 1 + rnd() % 4096;
+		segs[i].memh = some_bytes();
+		segs[i].mkey = some_bytes();
+	}
+	if (sdp_urom_dom_member_pack(&m, segs, buf, cap, &len) != DOCA_SUCCESS) {
+		fprintf(stderr, "replay: cannot pack a valid member record\n");
+		exit(1);
+	}
+	return len;
+}
+
+/* A valid host record of up to three member records, sometimes zero-padded. */
+static size_t make_host(uint8_t *buf, size_t cap)
+{
+	static uint8_t recs[3][2048];
+	struct sdp_urom_bytes members[3];
+	uint32_t n = (uint32_t)(rnd() % 4), i;
+	size_t len = 0, pad = rnd() % 3 == 0 ? rnd() % 32 : 0;
+
+	for (i = 0; i < n; i++) {
+		members[i].data = recs[i];
+		members[i].len = (uint32_t)make_member(recs[i], sizeof(recs[i]));
+	}
+	if (sdp_urom_dom_host_pack(members, n, buf, cap, &len) != DOCA_SUCCESS) {
+		fprintf(stderr, "replay: cannot pack a valid host record\n");
+		exit(1);
+	}
+	if (len + pad <= cap) {
+		memset(buf + len, 0, pad);
+		len += pad;
+	}
+	return len;
+}
+
+/* A valid message of a random type with random field values (or, 1 in 8, a domain record). */
 static size_t make_valid(uint8_t *buf, size_t cap)
 {
 	static uint8_t ids[8 * 8];
@@ -63,6 +139,14 @@ static size_t make_valid(uint8_t *buf, size_t cap)
 	size_t len = 0;
 	uint32_t i;
 
+	switch (rnd() % 16) {
+	case 0:
+		return make_member(buf, cap);
+	case 1:
+		return make_host(buf, cap);
+	default:
+		break;
+	}
 	memset(&m, 0, sizeof(m));
 	for (i = 0; i < sizeof(m.u); i++)
 		((uint8_t *)&m.u)[i] = (uint8_t)rnd();
@@ -111,6 +195,15 @@ static size_t make_valid(uint8_t *buf, size_t cap)
 		break;
 	case SDP_UROM_MSG_SW_READY:
 		m.u.sw_ready.worker_addr = some_bytes();
+		break;
+	case SDP_UROM_MSG_W_DOMAIN_ADDR_REPLY:
+		m.u.w_domain_addr_reply.record = some_bytes();
+		break;
+	case SDP_UROM_MSG_W_DOMAIN_MEMBER:
+		m.u.w_domain_member.record = some_bytes();
+		break;
+	case SDP_UROM_MSG_W_DOMAIN_REPLY:
+		m.u.w_domain_reply.reason = some_bytes();
 		break;
 	default:
 		break;

@@ -212,6 +212,31 @@ static int urom_body_write(struct sdp_wr *w, const struct sdp_urom_msg *msg)
 	case SDP_UROM_MSG_W_DISCONNECT:
 		wr_u64(w, u->w_disconnect.dest_id);
 		break;
+	case SDP_UROM_MSG_W_DOMAIN_ADDR:
+		wr_u64(w, u->w_domain_addr.dest_id);
+		break;
+	case SDP_UROM_MSG_W_DOMAIN_ADDR_REPLY:
+		wr_u32(w, u->w_domain_addr_reply.status);
+		wr_bytes(w, &u->w_domain_addr_reply.record, "w_domain_addr_reply.record");
+		break;
+	case SDP_UROM_MSG_W_DOMAIN_MEMBER:
+		wr_u64(w, u->w_domain_member.dest_id);
+		wr_u64(w, u->w_domain_member.domain_key);
+		wr_bytes(w, &u->w_domain_member.record, "w_domain_member.record");
+		break;
+	case SDP_UROM_MSG_W_DOMAIN_COMMIT:
+		wr_u64(w, u->w_domain_commit.dest_id);
+		wr_u64(w, u->w_domain_commit.domain_key);
+		wr_u32(w, u->w_domain_commit.num_members);
+		break;
+	case SDP_UROM_MSG_W_DOMAIN_CLEAR:
+		wr_u64(w, u->w_domain_clear.dest_id);
+		wr_u64(w, u->w_domain_clear.domain_key);
+		break;
+	case SDP_UROM_MSG_W_DOMAIN_REPLY:
+		wr_u32(w, u->w_domain_reply.status);
+		wr_bytes(w, &u->w_domain_reply.reason, "w_domain_reply.reason");
+		break;
 	case SDP_UROM_MSG_SW_READY:
 		wr_u32(w, u->sw_ready.pid);
 		wr_u32(w, u->sw_ready.status);
@@ -520,6 +545,31 @@ static int urom_body_read(struct sdp_rd *r, struct sdp_urom_msg *msg)
 	case SDP_UROM_MSG_W_DISCONNECT:
 		u->w_disconnect.dest_id = rd_u64(r, "w_disconnect.dest_id");
 		break;
+	case SDP_UROM_MSG_W_DOMAIN_ADDR:
+		u->w_domain_addr.dest_id = rd_u64(r, "w_domain_addr.dest_id");
+		break;
+	case SDP_UROM_MSG_W_DOMAIN_ADDR_REPLY:
+		u->w_domain_addr_reply.status = rd_u32(r, "w_domain_addr_reply.status");
+		rd_bytes(r, &u->w_domain_addr_reply.record, "w_domain_addr_reply.record");
+		break;
+	case SDP_UROM_MSG_W_DOMAIN_MEMBER:
+		u->w_domain_member.dest_id = rd_u64(r, "w_domain_member.dest_id");
+		u->w_domain_member.domain_key = rd_u64(r, "w_domain_member.domain_key");
+		rd_bytes(r, &u->w_domain_member.record, "w_domain_member.record");
+		break;
+	case SDP_UROM_MSG_W_DOMAIN_COMMIT:
+		u->w_domain_commit.dest_id = rd_u64(r, "w_domain_commit.dest_id");
+		u->w_domain_commit.domain_key = rd_u64(r, "w_domain_commit.domain_key");
+		u->w_domain_commit.num_members = rd_u32(r, "w_domain_commit.num_members");
+		break;
+	case SDP_UROM_MSG_W_DOMAIN_CLEAR:
+		u->w_domain_clear.dest_id = rd_u64(r, "w_domain_clear.dest_id");
+		u->w_domain_clear.domain_key = rd_u64(r, "w_domain_clear.domain_key");
+		break;
+	case SDP_UROM_MSG_W_DOMAIN_REPLY:
+		u->w_domain_reply.status = rd_u32(r, "w_domain_reply.status");
+		rd_bytes(r, &u->w_domain_reply.reason, "w_domain_reply.reason");
+		break;
 	case SDP_UROM_MSG_SW_READY:
 		u->sw_ready.pid = rd_u32(r, "sw_ready.pid");
 		u->sw_ready.status = rd_u32(r, "sw_ready.status");
@@ -590,6 +640,18 @@ static size_t urom_body_size(uint16_t type)
 		return SDP_UROM_MEMBER_SIZE(w_notif);
 	case SDP_UROM_MSG_W_DISCONNECT:
 		return SDP_UROM_MEMBER_SIZE(w_disconnect);
+	case SDP_UROM_MSG_W_DOMAIN_ADDR:
+		return SDP_UROM_MEMBER_SIZE(w_domain_addr);
+	case SDP_UROM_MSG_W_DOMAIN_ADDR_REPLY:
+		return SDP_UROM_MEMBER_SIZE(w_domain_addr_reply);
+	case SDP_UROM_MSG_W_DOMAIN_MEMBER:
+		return SDP_UROM_MEMBER_SIZE(w_domain_member);
+	case SDP_UROM_MSG_W_DOMAIN_COMMIT:
+		return SDP_UROM_MEMBER_SIZE(w_domain_commit);
+	case SDP_UROM_MSG_W_DOMAIN_CLEAR:
+		return SDP_UROM_MEMBER_SIZE(w_domain_clear);
+	case SDP_UROM_MSG_W_DOMAIN_REPLY:
+		return SDP_UROM_MEMBER_SIZE(w_domain_reply);
 	case SDP_UROM_MSG_SW_READY:
 		return SDP_UROM_MEMBER_SIZE(sw_ready);
 	case SDP_UROM_MSG_SW_ADD_HOST:
@@ -747,6 +809,18 @@ const char *sdp_urom_msg_type_name(uint16_t type)
 		return "W_NOTIF";
 	case SDP_UROM_MSG_W_DISCONNECT:
 		return "W_DISCONNECT";
+	case SDP_UROM_MSG_W_DOMAIN_ADDR:
+		return "W_DOMAIN_ADDR";
+	case SDP_UROM_MSG_W_DOMAIN_ADDR_REPLY:
+		return "W_DOMAIN_ADDR_REPLY";
+	case SDP_UROM_MSG_W_DOMAIN_MEMBER:
+		return "W_DOMAIN_MEMBER";
+	case SDP_UROM_MSG_W_DOMAIN_COMMIT:
+		return "W_DOMAIN_COMMIT";
+	case SDP_UROM_MSG_W_DOMAIN_CLEAR:
+		return "W_DOMAIN_CLEAR";
+	case SDP_UROM_MSG_W_DOMAIN_REPLY:
+		return "W_DOMAIN_REPLY";
 	case SDP_UROM_MSG_SW_READY:
 		return "SW_READY";
 	case SDP_UROM_MSG_SW_ADD_HOST:
@@ -758,4 +832,308 @@ const char *sdp_urom_msg_type_name(uint16_t type)
 	default:
 		return "UNKNOWN";
 	}
+}
+
+/* ---- domain records ---- */
+
+static int dom_blob_ok(const struct sdp_urom_bytes *b, int may_be_empty)
+{
+	if (b->len > SDP_UROM_DOM_MAX_BLOB || (b->len > 0 && b->data == NULL))
+		return 0;
+	return may_be_empty || b->len > 0;
+}
+
+static void dom_member_write(struct sdp_wr *w, const struct sdp_urom_dom_member *m,
+			     const struct sdp_urom_dom_seg *segs)
+{
+	uint32_t i, j;
+
+	if (m->num_addrs > SDP_UROM_MAX_PLUGINS) {
+		wr_invalid(w, "num_addrs");
+		return;
+	}
+	if (m->num_segs > SDP_UROM_DOM_MAX_SEGS || (m->num_segs > 0 && segs == NULL)) {
+		wr_invalid(w, "num_segs");
+		return;
+	}
+	wr_u32(w, SDP_UROM_DOM_MAGIC);
+	wr_u16(w, SDP_UROM_DOM_VERSION);
+	wr_u16(w, 0);
+	wr_u64(w, m->id);
+	wr_u32(w, m->num_addrs);
+	for (i = 0; i < m->num_addrs; i++) {
+		const struct sdp_urom_dom_addr *a = &m->addrs[i];
+		size_t nlen = strnlen(a->name, SDP_UROM_NAME_MAX);
+
+		if (nlen == 0 || nlen == SDP_UROM_NAME_MAX || !dom_blob_ok(&a->addr, 0)) {
+			wr_invalid(w, "addrs[]");
+			return;
+		}
+		for (j = 0; j < i; j++)
+			if (strcmp(m->addrs[j].name, a->name) == 0) {
+				wr_invalid(w, "addrs[].name (duplicate)");
+				return;
+			}
+		wr_u32(w, (uint32_t)nlen);
+		wr_raw(w, a->name, nlen);
+		wr_bytes(w, &a->addr, "addrs[].addr");
+	}
+	wr_u32(w, m->num_segs);
+	for (i = 0; i < m->num_segs; i++) {
+		const struct sdp_urom_dom_seg *g = &segs[i];
+
+		if (g->len == 0 || g->va + g->len < g->va || !dom_blob_ok(&g->memh, 1) ||
+		    !dom_blob_ok(&g->mkey, 1)) {
+			wr_invalid(w, "segs[]");
+			return;
+		}
+		wr_u64(w, g->va);
+		wr_u64(w, g->len);
+		wr_bytes(w, &g->memh, "segs[].memh");
+		wr_bytes(w, &g->mkey, "segs[].mkey");
+	}
+}
+
+static doca_error_t dom_finish(struct sdp_wr *w, const char *what, size_t max, size_t *len_p)
+{
+	if (w->bad != NULL) {
+		sdp_error("cannot pack a domain %s: field %s is out of range", what, w->bad);
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	if (w->pos > max) {
+		sdp_error("cannot pack a domain %s of %zu bytes: the limit is %zu", what, w->pos,
+			  max);
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	*len_p = w->pos;
+	return w->pos > w->cap ? DOCA_ERROR_TOO_BIG : DOCA_SUCCESS;
+}
+
+doca_error_t sdp_urom_dom_member_pack(const struct sdp_urom_dom_member *m,
+				      const struct sdp_urom_dom_seg *segs, void *buf, size_t cap,
+				      size_t *len_p)
+{
+	struct sdp_wr w = {.buf = buf, .cap = buf != NULL ? cap : 0, .pos = 0, .bad = NULL};
+
+	if (m == NULL || len_p == NULL) {
+		sdp_error("invalid argument: member %p, len_p %p", (const void *)m, (void *)len_p);
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	dom_member_write(&w, m, segs);
+	return dom_finish(&w, "member record", SDP_UROM_DOM_MAX_RECORD, len_p);
+}
+
+/* One segment at r; 0 (r->bad set) when malformed. */
+static int dom_seg_read(struct sdp_rd *r, struct sdp_urom_dom_seg *g)
+{
+	g->va = rd_u64(r, "segs[].va");
+	g->len = rd_u64(r, "segs[].len");
+	rd_bytes(r, &g->memh, "segs[].memh");
+	rd_bytes(r, &g->mkey, "segs[].mkey");
+	if (r->bad != NULL)
+		return 0;
+	if (g->len == 0 || g->va + g->len < g->va) {
+		rd_invalid(r, "segs[].len (empty or wraps)");
+		return 0;
+	}
+	if (g->memh.len > SDP_UROM_DOM_MAX_BLOB || g->mkey.len > SDP_UROM_DOM_MAX_BLOB) {
+		rd_invalid(r, "segs[].memh/mkey (too long)");
+		return 0;
+	}
+	return 1;
+}
+
+doca_error_t sdp_urom_dom_member_unpack_why(const void *buf, size_t len,
+					    struct sdp_urom_dom_member *m, char *why,
+					    size_t why_size)
+{
+	struct sdp_rd r = {.p = buf, .left = len, .bad = NULL};
+	struct sdp_urom_dom_member out;
+	struct sdp_urom_dom_seg g;
+	uint32_t magic, version, flags, i, j;
+	const uint8_t *segs_start;
+
+	if (buf == NULL || m == NULL) {
+		unpack_why(why, why_size, "no record");
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	if (len > SDP_UROM_DOM_MAX_RECORD) {
+		unpack_why(why, why_size, "member record of %zu bytes is over the %u-byte limit",
+			   len, SDP_UROM_DOM_MAX_RECORD);
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	memset(&out, 0, offsetof(struct sdp_urom_dom_member, addrs));
+	magic = rd_u32(&r, "magic");
+	version = rd_u16(&r, "version");
+	flags = rd_u16(&r, "flags");
+	if (r.bad == NULL &&
+	    (magic != SDP_UROM_DOM_MAGIC || version != SDP_UROM_DOM_VERSION || flags != 0)) {
+		unpack_why(why, why_size,
+			   "not a version %d member record (magic 0x%08x, version %u, flags %#x)",
+			   SDP_UROM_DOM_VERSION, magic, version, flags);
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	out.id = rd_u64(&r, "id");
+	out.num_addrs = rd_u32(&r, "num_addrs");
+	if (r.bad == NULL && out.num_addrs > SDP_UROM_MAX_PLUGINS)
+		rd_invalid(&r, "num_addrs (too many)");
+	for (i = 0; r.bad == NULL && i < out.num_addrs; i++) {
+		struct sdp_urom_dom_addr *a = &out.addrs[i];
+		uint32_t nlen = rd_u32(&r, "addrs[].name");
+		const uint8_t *name;
+
+		if (r.bad == NULL && (nlen == 0 || nlen >= SDP_UROM_NAME_MAX)) {
+			rd_invalid(&r, "addrs[].name (empty or too long)");
+			break;
+		}
+		name = rd_raw(&r, nlen, "addrs[].name");
+		if (name == NULL)
+			break;
+		if (memchr(name, '\0', nlen) != NULL) {
+			rd_invalid(&r, "addrs[].name (embedded NUL)");
+			break;
+		}
+		memcpy(a->name, name, nlen);
+		a->name[nlen] = '\0';
+		rd_bytes(&r, &a->addr, "addrs[].addr");
+		if (r.bad == NULL && (a->addr.len == 0 || a->addr.len > SDP_UROM_DOM_MAX_BLOB)) {
+			rd_invalid(&r, "addrs[].addr (empty or too long)");
+			break;
+		}
+		for (j = 0; r.bad == NULL && j < i; j++)
+			if (strcmp(out.addrs[j].name, a->name) == 0)
+				rd_invalid(&r, "addrs[].name (duplicate)");
+	}
+	out.num_segs = rd_u32(&r, "num_segs");
+	if (r.bad == NULL && out.num_segs > SDP_UROM_DOM_MAX_SEGS)
+		rd_invalid(&r, "num_segs (too many)");
+	segs_start = r.p;
+	for (i = 0; r.bad == NULL && i < out.num_segs; i++)
+		if (!dom_seg_read(&r, &g))
+			break;
+	if (r.bad != NULL) {
+		unpack_why(why, why_size, "malformed member record of %zu bytes: field %s", len,
+			   r.bad);
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	if (r.left != 0) {
+		unpack_why(why, why_size, "malformed member record: %zu trailing bytes", r.left);
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	out.segs_raw = segs_start;
+	out.segs_len = (size_t)(r.p - segs_start);
+	memcpy(m, &out, offsetof(struct sdp_urom_dom_member, addrs));
+	memcpy(m->addrs, out.addrs, out.num_addrs * sizeof(out.addrs[0]));
+	m->num_segs = out.num_segs;
+	m->segs_raw = out.segs_raw;
+	m->segs_len = out.segs_len;
+	return DOCA_SUCCESS;
+}
+
+int sdp_urom_dom_seg_next(const struct sdp_urom_dom_member *m, size_t *pos,
+			  struct sdp_urom_dom_seg *seg)
+{
+	struct sdp_rd r;
+
+	if (m == NULL || pos == NULL || seg == NULL || m->segs_raw == NULL || *pos >= m->segs_len)
+		return 0;
+	r.p = m->segs_raw + *pos;
+	r.left = m->segs_len - *pos;
+	r.bad = NULL;
+	if (!dom_seg_read(&r, seg))
+		return 0;
+	*pos = (size_t)(r.p - m->segs_raw);
+	return 1;
+}
+
+doca_error_t sdp_urom_dom_host_pack(const struct sdp_urom_bytes *members, uint32_t count, void *buf,
+				    size_t cap, size_t *len_p)
+{
+	struct sdp_wr w = {.buf = buf, .cap = buf != NULL ? cap : 0, .pos = 0, .bad = NULL};
+	uint32_t i;
+
+	if ((members == NULL && count > 0) || len_p == NULL) {
+		sdp_error("invalid argument: members %p, len_p %p", (const void *)members,
+			  (void *)len_p);
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	if (count > SDP_UROM_DOM_MAX_MEMBERS)
+		wr_invalid(&w, "count");
+	wr_u32(&w, SDP_UROM_DOMH_MAGIC);
+	wr_u16(&w, SDP_UROM_DOM_VERSION);
+	wr_u16(&w, 0);
+	wr_u32(&w, count);
+	for (i = 0; i < count && w.bad == NULL; i++) {
+		if (members[i].len == 0 || members[i].len > SDP_UROM_DOM_MAX_RECORD)
+			wr_invalid(&w, "members[]");
+		wr_bytes(&w, &members[i], "members[]");
+	}
+	return dom_finish(&w, "host record", SDP_UROM_DOM_MAX_HOST, len_p);
+}
+
+doca_error_t sdp_urom_dom_host_unpack_why(const void *buf, size_t len, uint32_t *count,
+					  const uint8_t **raw, size_t *raw_len, char *why,
+					  size_t why_size)
+{
+	struct sdp_rd r = {.p = buf, .left = len, .bad = NULL};
+	struct sdp_urom_bytes b;
+	uint32_t magic, version, flags, n, i;
+	const uint8_t *start;
+	size_t k;
+
+	if (buf == NULL || count == NULL || raw == NULL || raw_len == NULL) {
+		unpack_why(why, why_size, "no record");
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	magic = rd_u32(&r, "magic");
+	version = rd_u16(&r, "version");
+	flags = rd_u16(&r, "flags");
+	n = rd_u32(&r, "count");
+	if (r.bad == NULL &&
+	    (magic != SDP_UROM_DOMH_MAGIC || version != SDP_UROM_DOM_VERSION || flags != 0)) {
+		unpack_why(why, why_size,
+			   "not a version %d host record (magic 0x%08x, version %u, flags %#x)",
+			   SDP_UROM_DOM_VERSION, magic, version, flags);
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	if (r.bad == NULL && n > SDP_UROM_DOM_MAX_MEMBERS)
+		rd_invalid(&r, "count (too many)");
+	start = r.p;
+	for (i = 0; r.bad == NULL && i < n; i++) {
+		rd_bytes(&r, &b, "members[]");
+		if (r.bad == NULL && (b.len == 0 || b.len > SDP_UROM_DOM_MAX_RECORD))
+			rd_invalid(&r, "members[] (empty or too long)");
+	}
+	if (r.bad != NULL) {
+		unpack_why(why, why_size, "malformed host record of %zu bytes: field %s", len,
+			   r.bad);
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	for (k = 0; k < r.left; k++)
+		if (r.p[k] != 0) {
+			unpack_why(why, why_size, "malformed host record: %zu trailing bytes",
+				   r.left);
+			return DOCA_ERROR_INVALID_VALUE;
+		}
+	*count = n;
+	*raw = start;
+	*raw_len = (size_t)(r.p - start);
+	return DOCA_SUCCESS;
+}
+
+int sdp_urom_dom_host_next(const uint8_t *raw, size_t raw_len, size_t *pos,
+			   struct sdp_urom_bytes *member)
+{
+	struct sdp_rd r;
+
+	if (raw == NULL || pos == NULL || member == NULL || *pos >= raw_len)
+		return 0;
+	r.p = raw + *pos;
+	r.left = raw_len - *pos;
+	r.bad = NULL;
+	rd_bytes(&r, member, "members[]");
+	if (r.bad != NULL || member->len == 0)
+		return 0;
+	*pos = (size_t)(r.p - raw);
+	return 1;
 }

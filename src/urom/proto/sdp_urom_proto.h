@@ -67,6 +67,12 @@ enum sdp_urom_msg_type {
 	SDP_UROM_MSG_W_CMD,   /* host: one packed struct urom_worker_cmd */
 	SDP_UROM_MSG_W_NOTIF, /* worker: one notification as produced by notif_pack */
 	SDP_UROM_MSG_W_DISCONNECT,
+	SDP_UROM_MSG_W_DOMAIN_ADDR,	  /* host: your plugins' addresses, please */
+	SDP_UROM_MSG_W_DOMAIN_ADDR_REPLY, /* worker: status + a member record (id 0, no segments) */
+	SDP_UROM_MSG_W_DOMAIN_MEMBER,	  /* host: one member record of a domain being pushed */
+	SDP_UROM_MSG_W_DOMAIN_COMMIT,	  /* host: that domain has num_members members: use it */
+	SDP_UROM_MSG_W_DOMAIN_CLEAR,	  /* host: forget that domain */
+	SDP_UROM_MSG_W_DOMAIN_REPLY,	  /* worker: outcome of a COMMIT or CLEAR */
 	/* service <-> its worker processes (socketpair) */
 	SDP_UROM_MSG_SW_READY = 64, /* worker: my UCP address, pid, plugins opened */
 	SDP_UROM_MSG_SW_ADD_HOST,   /* service: accept dest id with this token */
@@ -194,6 +200,31 @@ struct sdp_urom_msg {
 			uint64_t dest_id;
 		} w_disconnect;
 		struct {
+			uint64_t dest_id;
+		} w_domain_addr;
+		struct {
+			uint32_t status;
+			struct sdp_urom_bytes record; /* sdp_urom_dom_member_pack */
+		} w_domain_addr_reply;
+		struct {
+			uint64_t dest_id;
+			uint64_t domain_key;
+			struct sdp_urom_bytes record;
+		} w_domain_member;
+		struct {
+			uint64_t dest_id;
+			uint64_t domain_key;
+			uint32_t num_members;
+		} w_domain_commit;
+		struct {
+			uint64_t dest_id;
+			uint64_t domain_key;
+		} w_domain_clear;
+		struct {
+			uint32_t status;
+			struct sdp_urom_bytes reason;
+		} w_domain_reply;
+		struct {
 			uint32_t pid;
 			uint32_t status; /* plugin loading outcome */
 			struct sdp_urom_bytes worker_addr;
@@ -233,6 +264,90 @@ size_t sdp_urom_msg_packed_size(const struct sdp_urom_msg *msg);
 doca_error_t sdp_urom_msg_unpack_why(const void *buf, size_t len, struct sdp_urom_msg *msg,
 				     char *why, size_t why_size);
 doca_error_t sdp_urom_msg_unpack(const void *buf, size_t len, struct sdp_urom_msg *msg);
+
+/*
+ * ---- domain records ----
+ *
+ * What one domain member tells the others, packed into the bytes the domain start allgathers
+ * through the application's OOB collective and then pushes to each local worker
+ * (W_DOMAIN_MEMBER). These bytes cross hosts through a channel softdpu does not control, so
+ * they are parsed only here, with every count and length bounded.
+ *
+ *   member record: u32 magic SDP_UROM_DOM_MAGIC | u16 version | u16 flags (0) | u64 domain id
+ *                  | u32 num_addrs | num_addrs x (string plugin name, bytes address)
+ *                  | u32 num_segs  | num_segs  x (u64 va, u64 len, bytes memh, bytes mkey)
+ *   host record:   u32 magic SDP_UROM_DOMH_MAGIC | u16 version | u16 flags (0) | u32 count
+ *                  | count x (bytes member record)
+ *
+ * Addresses are keyed by plugin NAME: plugin ids are assigned per service and differ between
+ * hosts. A segment has len > 0 and va + len does not wrap; names are unique in a record.
+ */
+#define SDP_UROM_DOM_MAGIC 0x4d445344u	/* "SDDM" */
+#define SDP_UROM_DOMH_MAGIC 0x48445344u /* "SDDH" */
+#define SDP_UROM_DOM_VERSION 1
+#define SDP_UROM_DOM_MAX_SEGS 1024
+#define SDP_UROM_DOM_MAX_MEMBERS 4096	   /* members of one domain */
+#define SDP_UROM_DOM_MAX_BLOB (64u << 10)  /* one address, memh or mkey */
+#define SDP_UROM_DOM_MAX_RECORD (1u << 20) /* one member record */
+#define SDP_UROM_DOM_MAX_HOST (64u << 20)  /* one host record */
+
+struct sdp_urom_dom_addr {
+	char name[SDP_UROM_NAME_MAX]; /* NUL-terminated */
+	struct sdp_urom_bytes addr;
+};
+
+struct sdp_urom_dom_seg {
+	uint64_t va;
+	uint64_t len;
+	struct sdp_urom_bytes memh;
+	struct sdp_urom_bytes mkey;
+};
+
+struct sdp_urom_dom_member {
+	uint64_t id;
+	uint32_t num_addrs;
+	struct sdp_urom_dom_addr addrs[SDP_UROM_MAX_PLUGINS];
+	uint32_t num_segs;
+	/* unpack: the packed segments, already validated (read with sdp_urom_dom_seg_next) */
+	const uint8_t *segs_raw;
+	size_t segs_len;
+};
+
+/*
+ * Pack m with the num_segs segments of segs (m->segs_raw is ignored). TOO_BIG when cap is short
+ * (*len_p = size needed; buf may be NULL with cap 0 to size), INVALID_VALUE (logged) for counts
+ * or lengths out of bounds.
+ */
+doca_error_t sdp_urom_dom_member_pack(const struct sdp_urom_dom_member *m,
+				      const struct sdp_urom_dom_seg *segs, void *buf, size_t cap,
+				      size_t *len_p);
+
+/* Parse one member record (views into buf); INVALID_VALUE with the reason in why, not logged. */
+doca_error_t sdp_urom_dom_member_unpack_why(const void *buf, size_t len,
+					    struct sdp_urom_dom_member *m, char *why,
+					    size_t why_size);
+
+/*
+ * Iterate the segments of an unpacked member: *pos starts at 0; returns 1 and fills seg while
+ * there is one, 0 at the end.
+ */
+int sdp_urom_dom_seg_next(const struct sdp_urom_dom_member *m, size_t *pos,
+			  struct sdp_urom_dom_seg *seg);
+
+/* Pack count member records into a host record (TOO_BIG / INVALID_VALUE as above). */
+doca_error_t sdp_urom_dom_host_pack(const struct sdp_urom_bytes *members, uint32_t count, void *buf,
+				    size_t cap, size_t *len_p);
+
+/*
+ * Parse a host record: *count members, each a byte string read with sdp_urom_dom_host_next
+ * (then parsed with sdp_urom_dom_member_unpack_why). Trailing bytes are an error, except zero
+ * padding (the OOB exchange pads every record to the longest).
+ */
+doca_error_t sdp_urom_dom_host_unpack_why(const void *buf, size_t len, uint32_t *count,
+					  const uint8_t **raw, size_t *raw_len, char *why,
+					  size_t why_size);
+int sdp_urom_dom_host_next(const uint8_t *raw, size_t raw_len, size_t *pos,
+			   struct sdp_urom_bytes *member);
 
 /* Read the little-endian u64 number i of a gid reply. */
 uint64_t sdp_urom_gid_reply_id(const struct sdp_urom_msg *msg, uint32_t i);
