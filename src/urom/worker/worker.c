@@ -37,6 +37,7 @@
 #include "sdp_urom_hdr.h"
 #include "sdp_urom_plugin.h"
 #include "sdp_urom_proto.h"
+#include "wdomain.h"
 
 SDP_LOG_COMPONENT("urom_worker");
 
@@ -84,6 +85,7 @@ struct sdp_urom_worker {
 	uint8_t *notif_buf; /* max_msg_size */
 	uint8_t *msg_buf;   /* max_msg_size + SDP_UROM_WORKER_MSG_OVERHEAD */
 	size_t msg_cap;
+	struct sdp_urom_wdoms doms;   /* what the domain lookups answer from (wdomain.h) */
 	struct sdp_urom_msg msg;      /* decoded host message being handled */
 	struct sdp_urom_msg ctrl_msg; /* decoded control message (may nest inside the above) */
 };
@@ -430,8 +432,159 @@ static void urom_worker_handle_disconnect(struct sdp_urom_worker *w, ucp_ep_h ep
 	}
 	/* The token stays until the service sends SW_DEL_HOST: the host may connect again. */
 	host->ep = NULL;
+	sdp_urom_wdom_drop_owner(&w->doms, host->dest_id);
 	sdp_debug("worker %lu: dest %lu disconnected", (unsigned long)w->worker_id,
 		  (unsigned long)host->dest_id);
+}
+
+/* The host behind ep, when it connected as dest_id; else logged once and NULL. */
+static struct sdp_urom_worker_host *urom_worker_host_of(struct sdp_urom_worker *w, ucp_ep_h ep,
+							uint64_t dest_id, uint16_t type)
+{
+	struct sdp_urom_worker_host *host = urom_worker_host_find(w, dest_id);
+
+	if (host == NULL || host->ep == NULL || host->ep != ep) {
+		sdp_warn("worker %lu: %s for dest %lu from an endpoint that did not connect as it, "
+			 "dropped",
+			 (unsigned long)w->worker_id, sdp_urom_msg_type_name(type),
+			 (unsigned long)dest_id);
+		return NULL;
+	}
+	return host;
+}
+
+/* Send msg (which may be larger than a notification) from a buffer of its own. */
+static void urom_worker_ep_send_big(struct sdp_urom_worker *w, ucp_ep_h ep,
+				    const struct sdp_urom_msg *msg)
+{
+	size_t len = sdp_urom_msg_packed_size(msg);
+	void *buf = len ? malloc(len) : NULL;
+
+	if (buf == NULL || sdp_urom_msg_pack(msg, buf, len, &len) != DOCA_SUCCESS ||
+	    sdp_ucx_send(&w->ucx, ep, buf, len) != DOCA_SUCCESS)
+		sdp_warn("worker %lu: %s of %zu bytes not sent", (unsigned long)w->worker_id,
+			 sdp_urom_msg_type_name(msg->hdr.type), len);
+	free(buf);
+}
+
+static void urom_worker_domain_reply(struct sdp_urom_worker *w, ucp_ep_h ep, uint64_t req_id,
+				     doca_error_t status, const char *reason)
+{
+	struct sdp_urom_msg msg;
+
+	memset(&msg.hdr, 0, sizeof(msg.hdr));
+	msg.hdr.type = SDP_UROM_MSG_W_DOMAIN_REPLY;
+	msg.hdr.req_id = req_id;
+	msg.u.w_domain_reply.status = (uint32_t)status;
+	msg.u.w_domain_reply.reason.data = (const uint8_t *)reason;
+	msg.u.w_domain_reply.reason.len = (uint32_t)strlen(reason);
+	urom_worker_ep_send_big(w, ep, &msg);
+}
+
+/* W_DOMAIN_ADDR: every plugin's address, keyed by plugin name, in one member record. */
+static void urom_worker_handle_domain_addr(struct sdp_urom_worker *w, ucp_ep_h ep,
+					   const struct sdp_urom_msg *in)
+{
+	struct sdp_urom_dom_member *m;
+	struct sdp_urom_msg msg;
+	doca_error_t status;
+	size_t i, len = 0;
+	void *rec = NULL;
+
+	if (urom_worker_host_of(w, ep, in->u.w_domain_addr.dest_id, in->hdr.type) == NULL)
+		return;
+	m = calloc(1, sizeof(*m));
+	if (m == NULL) {
+		status = DOCA_ERROR_NO_MEMORY;
+		goto reply;
+	}
+	for (i = 0; i < w->num_plugins; i++) {
+		const struct sdp_urom_plugin *p = &w->plugins[i].p;
+
+		if (p->addr == NULL || p->addr_len == 0)
+			continue;
+		snprintf(m->addrs[m->num_addrs].name, sizeof(m->addrs[0].name), "%s", p->name);
+		m->addrs[m->num_addrs].addr.data = p->addr;
+		m->addrs[m->num_addrs].addr.len = (uint32_t)p->addr_len;
+		m->num_addrs++;
+	}
+	status = sdp_urom_dom_member_pack(m, NULL, NULL, 0, &len);
+	if (status == DOCA_ERROR_TOO_BIG) {
+		rec = malloc(len);
+		status = rec == NULL ? DOCA_ERROR_NO_MEMORY :
+				       sdp_urom_dom_member_pack(m, NULL, rec, len, &len);
+	}
+reply:
+	free(m);
+	if (status != DOCA_SUCCESS) {
+		sdp_error("worker %lu: cannot describe the plugins' addresses: %s",
+			  (unsigned long)w->worker_id, doca_error_get_name(status));
+		len = 0;
+	}
+	memset(&msg.hdr, 0, sizeof(msg.hdr));
+	msg.hdr.type = SDP_UROM_MSG_W_DOMAIN_ADDR_REPLY;
+	msg.hdr.req_id = in->hdr.req_id;
+	msg.u.w_domain_addr_reply.status = (uint32_t)status;
+	msg.u.w_domain_addr_reply.record.data = status == DOCA_SUCCESS ? rec : NULL;
+	msg.u.w_domain_addr_reply.record.len = (uint32_t)len;
+	urom_worker_ep_send_big(w, ep, &msg);
+	free(rec);
+}
+
+/*
+ * W_DOMAIN_MEMBER / COMMIT / CLEAR. A bad record is remembered and fails the commit, which is
+ * the one message the host waits for: it learns of the failure there, with the reason.
+ */
+static void urom_worker_handle_domain(struct sdp_urom_worker *w, ucp_ep_h ep,
+				      const struct sdp_urom_msg *in)
+{
+	char why[200] = "";
+	doca_error_t status;
+	uint64_t dest_id;
+
+	switch (in->hdr.type) {
+	case SDP_UROM_MSG_W_DOMAIN_MEMBER:
+		dest_id = in->u.w_domain_member.dest_id;
+		if (urom_worker_host_of(w, ep, dest_id, in->hdr.type) == NULL)
+			return;
+		status = sdp_urom_wdom_add_member(
+			&w->doms, dest_id, in->u.w_domain_member.domain_key,
+			in->u.w_domain_member.record.data, in->u.w_domain_member.record.len, why,
+			sizeof(why));
+		if (status != DOCA_SUCCESS) {
+			sdp_warn("worker %lu: domain record from dest %lu refused: %s (%s)",
+				 (unsigned long)w->worker_id, (unsigned long)dest_id, why,
+				 doca_error_get_name(status));
+			/* a key no commit names: the commit then fails */
+			w->doms.staging.key = ~in->u.w_domain_member.domain_key;
+		}
+		return;
+	case SDP_UROM_MSG_W_DOMAIN_COMMIT:
+		dest_id = in->u.w_domain_commit.dest_id;
+		if (urom_worker_host_of(w, ep, dest_id, in->hdr.type) == NULL)
+			return;
+		status = sdp_urom_wdom_commit(&w->doms, dest_id, in->u.w_domain_commit.domain_key,
+					      in->u.w_domain_commit.num_members, why, sizeof(why));
+		if (status != DOCA_SUCCESS)
+			sdp_warn("worker %lu: domain of dest %lu not taken: %s (%s)",
+				 (unsigned long)w->worker_id, (unsigned long)dest_id, why,
+				 doca_error_get_name(status));
+		else
+			sdp_info("worker %lu: domain of %u members from dest %lu in use",
+				 (unsigned long)w->worker_id, in->u.w_domain_commit.num_members,
+				 (unsigned long)dest_id);
+		break;
+	case SDP_UROM_MSG_W_DOMAIN_CLEAR:
+	default:
+		dest_id = in->u.w_domain_clear.dest_id;
+		if (urom_worker_host_of(w, ep, dest_id, in->hdr.type) == NULL)
+			return;
+		status = sdp_urom_wdom_clear(&w->doms, dest_id, in->u.w_domain_clear.domain_key);
+		if (status != DOCA_SUCCESS)
+			snprintf(why, sizeof(why), "no such domain");
+		break;
+	}
+	urom_worker_domain_reply(w, ep, in->hdr.req_id, status, why);
 }
 
 static void urom_worker_version_reject(struct sdp_urom_worker *w, ucp_ep_h ep,
@@ -481,6 +634,14 @@ static void urom_worker_handle_ep_msg(struct sdp_urom_worker *w, ucp_ep_h ep, co
 		break;
 	case SDP_UROM_MSG_W_DISCONNECT:
 		urom_worker_handle_disconnect(w, ep, msg);
+		break;
+	case SDP_UROM_MSG_W_DOMAIN_ADDR:
+		urom_worker_handle_domain_addr(w, ep, msg);
+		break;
+	case SDP_UROM_MSG_W_DOMAIN_MEMBER:
+	case SDP_UROM_MSG_W_DOMAIN_COMMIT:
+	case SDP_UROM_MSG_W_DOMAIN_CLEAR:
+		urom_worker_handle_domain(w, ep, msg);
 		break;
 	default:
 		sdp_warn("worker %lu: unexpected %s from a host, dropped",
@@ -542,6 +703,7 @@ static void urom_worker_del_host(struct sdp_urom_worker *w, uint64_t dest_id)
 			 (unsigned long)w->worker_id, (unsigned long)dest_id);
 		return;
 	}
+	sdp_urom_wdom_drop_owner(&w->doms, dest_id);
 	*host = w->hosts[--w->num_hosts];
 	sdp_debug("worker %lu: dest %lu removed, %zu left", (unsigned long)w->worker_id,
 		  (unsigned long)dest_id, w->num_hosts);
@@ -791,6 +953,7 @@ static doca_error_t urom_worker_plugins_start(struct sdp_urom_worker *w,
 		if (status != DOCA_SUCCESS)
 			return status;
 		w->num_plugins++;
+		sdp_urom_wdom_bind(&w->plugins[i].p.ctx, &w->doms);
 		status = sdp_urom_plugin_open(&w->plugins[i].p);
 		if (status != DOCA_SUCCESS)
 			return status;
@@ -808,6 +971,7 @@ static void urom_worker_cleanup(struct sdp_urom_worker *w)
 	for (i = w->num_plugins; i > 0; i--)
 		sdp_urom_plugin_unload(&w->plugins[i - 1].p);
 	free(w->plugins);
+	sdp_urom_wdom_fini(&w->doms);
 	if (w->ucx_ready)
 		sdp_ucx_worker_fini(&w->ucx);
 	if (w->ucp_context != NULL)
@@ -877,8 +1041,14 @@ doca_error_t sdp_urom_worker_run(const struct sdp_urom_worker_params *params)
 	if (ready_status != DOCA_SUCCESS)
 		goto out_report;
 	w.ucx_ready = 1;
-	/* Hosts send commands of at most the service's message size: nothing longer is read. */
-	sdp_ucx_worker_set_max_recv(&w.ucx, w.max_msg_size + SDP_UROM_WORKER_MSG_OVERHEAD);
+	/*
+	 * Hosts send commands of at most the service's message size and domain member records
+	 * of at most SDP_UROM_DOM_MAX_RECORD bytes: nothing longer is read.
+	 */
+	sdp_ucx_worker_set_max_recv(&w.ucx, (w.max_msg_size > SDP_UROM_DOM_MAX_RECORD ?
+						     w.max_msg_size :
+						     SDP_UROM_DOM_MAX_RECORD) +
+						    SDP_UROM_WORKER_MSG_OVERHEAD);
 	ready_status = sdp_ucx_worker_address(&w.ucx, &addr, &addr_len);
 	if (ready_status != DOCA_SUCCESS)
 		goto out_report;
