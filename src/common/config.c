@@ -147,6 +147,10 @@ static const struct config_entry sdp_config_table[] = {
 		    "/tmp/softdpu-<uid>/urom.secret)"),
 	SDP_CFG_ROW(SDP_CFG_UROM_CONNECT_TIMEOUT_MS, "SOFTDPU_UROM_CONNECT_TIMEOUT_MS", "5000",
 		    sdp_cfg_uint, "bound in milliseconds of a UROM service context start"),
+	SDP_CFG_ROW(SDP_CFG_UROM_DOMAIN_TIMEOUT_MS, "SOFTDPU_UROM_DOMAIN_TIMEOUT_MS", "30000",
+		    sdp_cfg_uint,
+		    "bound in milliseconds of a UROM domain start (the OOB exchange with every "
+		    "member included)"),
 	SDP_CFG_ROW(SDP_CFG_UROM_RUN_DIR, "SOFTDPU_UROM_RUN_DIR", "", sdp_cfg_string,
 		    "run directory of softdpu-uromd: pid file, port file, worker logs (empty: "
 		    "$XDG_RUNTIME_DIR/softdpu, else /tmp/softdpu-<uid>)"),

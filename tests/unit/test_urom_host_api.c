@@ -598,6 +598,22 @@ static void test_not_connected(void)
 	close(fd);
 }
 
+/* OOB callbacks that must never be called: the starts below are refused before the OOB. */
+static doca_error_t t_oob_allgather_never(void *sbuf, void *rbuf, size_t msglen, void *coll_info,
+					  void **req)
+{
+	(void)sbuf, (void)rbuf, (void)msglen, (void)coll_info, (void)req;
+	t_fail("the OOB allgather was called");
+	return DOCA_ERROR_UNEXPECTED;
+}
+
+static doca_error_t t_oob_req_never(void *req)
+{
+	(void)req;
+	t_fail("an OOB request callback was called");
+	return DOCA_ERROR_UNEXPECTED;
+}
+
 static void test_domain(void)
 {
 	struct doca_urom_domain_oob_coll oob = {0};
@@ -629,7 +645,16 @@ static void test_domain(void)
 
 	T_OK(doca_pe_create(&pe));
 	T_OK(doca_pe_connect_ctx(pe, doca_urom_domain_as_ctx(domain)));
-	T_STATUS(doca_ctx_start(doca_urom_domain_as_ctx(domain)), DOCA_ERROR_NOT_SUPPORTED);
+	/* No OOB collective yet, then a worker that is not RUNNING: refused, still IDLE. */
+	T_STATUS(doca_ctx_start(doca_urom_domain_as_ctx(domain)), DOCA_ERROR_BAD_STATE);
+	T_OK(doca_ctx_get_state(doca_urom_domain_as_ctx(domain), &state));
+	T_EQ_INT(state, DOCA_CTX_STATE_IDLE);
+	oob.allgather = t_oob_allgather_never;
+	oob.req_test = t_oob_req_never;
+	oob.req_free = t_oob_req_never;
+	oob.n_oob_indexes = 1;
+	T_OK(doca_urom_domain_set_oob(domain, &oob));
+	T_STATUS(doca_ctx_start(doca_urom_domain_as_ctx(domain)), DOCA_ERROR_BAD_STATE);
 	T_OK(doca_ctx_get_state(doca_urom_domain_as_ctx(domain), &state));
 	T_EQ_INT(state, DOCA_CTX_STATE_IDLE);
 	T_OK(doca_urom_domain_destroy(domain));

@@ -193,6 +193,21 @@ struct sdp_urom_slot {
 	uint32_t gen;				/* bumped each time the slot is taken */
 };
 
+/*
+ * A domain start or stop waiting for one worker's answer (domain.c). It lives in the domain;
+ * the worker context points at it while the answer is due. Both contexts are progressed by
+ * the same PE (domain start checks), so no lock is needed.
+ */
+struct sdp_urom_dom_wait {
+	uint64_t req_id;
+	uint16_t want_type; /* W_DOMAIN_ADDR_REPLY or W_DOMAIN_REPLY */
+	int done;
+	doca_error_t status;
+	uint8_t *record; /* W_DOMAIN_ADDR_REPLY: copy of the member record (malloc'd) */
+	size_t record_len;
+	char reason[200];
+};
+
 struct doca_urom_worker {
 	struct doca_ctx ctx; /* first: doca_urom_worker_as_ctx */
 	/* configuration (IDLE) */
@@ -234,6 +249,8 @@ struct doca_urom_worker {
 	uint32_t num_free;
 	void *send_buf; /* packing buffer for W_CMD */
 	size_t send_cap;
+	struct sdp_urom_dom_wait *dom_wait; /* a domain waits for an answer of this worker */
+	size_t dom_refs; /* domains started (not IDLE) with this worker: destroy says IN_USE */
 	/* released command tasks kept for reuse, with their mmap and bufs (cmd_task.c) */
 	sdp_list_link_t task_cache;
 	size_t num_cached;
@@ -244,6 +261,9 @@ void sdp_urom_worker_mark_dead(struct doca_urom_worker *worker, const char *why)
 
 /* A W_NOTIF arrived on the worker's connection. */
 void sdp_urom_worker_handle_notif(struct doca_urom_worker *worker, const struct sdp_urom_msg *msg);
+
+/* A W_DOMAIN_ADDR_REPLY or W_DOMAIN_REPLY arrived on the worker's connection (domain.c). */
+void sdp_urom_domain_handle_reply(struct doca_urom_worker *worker, const struct sdp_urom_msg *msg);
 
 /* Complete every task in flight with `status` (worker death, stop). */
 void sdp_urom_worker_flush_tasks(struct doca_urom_worker *worker, doca_error_t status);

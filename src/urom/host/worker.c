@@ -124,6 +124,10 @@ static void worker_recv(void *arg, ucp_ep_h reply_ep, const void *data, size_t l
 	case SDP_UROM_MSG_W_NOTIF:
 		sdp_urom_worker_handle_notif(worker, msg);
 		break;
+	case SDP_UROM_MSG_W_DOMAIN_ADDR_REPLY:
+	case SDP_UROM_MSG_W_DOMAIN_REPLY:
+		sdp_urom_domain_handle_reply(worker, msg);
+		break;
 	case SDP_UROM_MSG_W_CONNECT_REPLY:
 	case SDP_UROM_MSG_REJECT:
 	case SDP_UROM_MSG_VERSION_REJECT:
@@ -732,6 +736,12 @@ doca_error_t doca_urom_worker_destroy(struct doca_urom_worker *worker_ctx)
 	if (worker_ctx == NULL) {
 		sdp_error("NULL worker_ctx");
 		return DOCA_ERROR_INVALID_VALUE;
+	}
+	if (worker_ctx->dom_refs > 0) {
+		sdp_error("worker %p: a domain that is not IDLE uses it; stop and destroy the "
+			  "domain first",
+			  (void *)worker_ctx);
+		return DOCA_ERROR_IN_USE;
 	}
 	status = sdp_ctx_fini(&worker_ctx->ctx);
 	if (status != DOCA_SUCCESS)
