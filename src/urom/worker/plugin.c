@@ -4,6 +4,8 @@
  */
 #include "sdp_urom_plugin.h"
 
+#include "softdpu/urom_plugin.h"
+
 #include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
@@ -207,6 +209,16 @@ doca_error_t sdp_urom_plugin_load(const char *path, uint64_t id, struct sdp_urom
 			  path, p.ctx.iface.__doca_api_version, (size_t)DOCA_VERSION_EXACT);
 		status = DOCA_ERROR_UNSUPPORTED_VERSION;
 		goto err_dlclose;
+	}
+
+	/* Optional softdpu extension: both or neither (softdpu/urom_plugin.h). */
+	*(void **)&p.wakeup_fd = dlsym(p.dl, SOFTDPU_PLUGIN_WAKEUP_FD_SYMBOL);
+	*(void **)&p.arm = dlsym(p.dl, SOFTDPU_PLUGIN_ARM_SYMBOL);
+	if ((p.wakeup_fd == NULL) != (p.arm == NULL)) {
+		sdp_warn("plugin %s: exports only one of %s and %s; polled instead", path,
+			 SOFTDPU_PLUGIN_WAKEUP_FD_SYMBOL, SOFTDPU_PLUGIN_ARM_SYMBOL);
+		p.wakeup_fd = NULL;
+		p.arm = NULL;
 	}
 
 	urom_plugin_fill_stubs(&p.ctx.iface);

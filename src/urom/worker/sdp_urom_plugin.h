@@ -26,6 +26,9 @@ struct sdp_urom_plugin {
 	int opened;				  /* open succeeded, close is due */
 	void *addr;				  /* what the addr op returned (malloc'd) */
 	size_t addr_len;
+	/* softdpu/urom_plugin.h entry points, when the plugin exports both (else NULL) */
+	doca_error_t (*wakeup_fd)(struct urom_worker_ctx *ctx, int *fd);
+	doca_error_t (*arm)(struct urom_worker_ctx *ctx);
 };
 
 /*

@@ -62,6 +62,7 @@ struct sdp_urom_worker_host {
 struct sdp_urom_worker_plugin {
 	struct sdp_urom_plugin p;
 	uint64_t outstanding; /* commands consumed by worker_cmd, not yet answered */
+	int wake_fd;	      /* softdpu/urom_plugin.h descriptor in the epoll set, or -1 */
 };
 
 struct sdp_urom_worker {
@@ -790,14 +791,56 @@ static doca_error_t urom_worker_send_ready(struct sdp_urom_worker *w, doca_error
 	return urom_worker_ctrl_send(w, &msg);
 }
 
+/* Commands outstanding at plugins that must be polled (those without a wakeup fd). */
 static uint64_t urom_worker_outstanding(const struct sdp_urom_worker *w)
 {
 	uint64_t total = 0;
 	size_t i;
 
 	for (i = 0; i < w->num_plugins; i++)
-		total += w->plugins[i].outstanding;
+		if (w->plugins[i].wake_fd < 0)
+			total += w->plugins[i].outstanding;
 	return total;
+}
+
+/* Arm every plugin's wakeup fd; 1 when one says events are pending (do not sleep). */
+static int urom_worker_plugins_arm(struct sdp_urom_worker *w)
+{
+	size_t i;
+
+	for (i = 0; i < w->num_plugins; i++) {
+		struct sdp_urom_worker_plugin *pl = &w->plugins[i];
+
+		if (pl->wake_fd >= 0 && pl->p.arm(&pl->p.ctx) != DOCA_SUCCESS)
+			return 1;
+	}
+	return 0;
+}
+
+static doca_error_t urom_worker_epoll_add(struct sdp_urom_worker *w, int fd);
+
+/* Put the wakeup fds of the plugins that offer one into the epoll set. */
+static void urom_worker_plugins_wake_init(struct sdp_urom_worker *w)
+{
+	size_t i;
+	int fd;
+
+	for (i = 0; i < w->num_plugins; i++) {
+		struct sdp_urom_worker_plugin *pl = &w->plugins[i];
+
+		fd = -1;
+		if (pl->p.wakeup_fd == NULL || pl->p.wakeup_fd(&pl->p.ctx, &fd) != DOCA_SUCCESS ||
+		    fd < 0)
+			continue;
+		if (urom_worker_epoll_add(w, fd) != DOCA_SUCCESS) {
+			sdp_warn("worker %lu: plugin %s's wakeup fd not watched; polled instead",
+				 (unsigned long)w->worker_id, pl->p.name);
+			continue;
+		}
+		pl->wake_fd = fd;
+		sdp_debug("worker %lu: plugin %s wakes the loop through fd %d",
+			  (unsigned long)w->worker_id, pl->p.name, fd);
+	}
 }
 
 /* SIGTERM / SIGINT end the loop like SW_EXIT, but at once: plugins still get closed. */
@@ -842,7 +885,7 @@ static uint64_t urom_worker_now_us(void)
 
 static doca_error_t urom_worker_loop(struct sdp_urom_worker *w)
 {
-	struct epoll_event events[3];
+	struct epoll_event events[8];
 	int pending_ms = 0, timeout, busy, n, i, k;
 	unsigned int poll_rounds = 0;
 	uint64_t last_active_us = 0;
@@ -885,9 +928,11 @@ static doca_error_t urom_worker_loop(struct sdp_urom_worker *w)
 				timeout = 0;
 			else if (status != DOCA_SUCCESS)
 				return status;
+			if (timeout != 0 && urom_worker_plugins_arm(w))
+				timeout = 0;
 		}
 
-		n = epoll_wait(w->epfd, events, 3, timeout);
+		n = epoll_wait(w->epfd, events, 8, timeout);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -948,6 +993,7 @@ static doca_error_t urom_worker_plugins_start(struct sdp_urom_worker *w,
 				return DOCA_ERROR_INVALID_VALUE;
 			}
 		}
+		w->plugins[i].wake_fd = -1;
 		status = sdp_urom_plugin_load(params->plugins[i].path, params->plugins[i].id,
 					      &w->plugins[i].p);
 		if (status != DOCA_SUCCESS)
@@ -1066,6 +1112,8 @@ doca_error_t sdp_urom_worker_run(const struct sdp_urom_worker_params *params)
 	if (ready_status != DOCA_SUCCESS)
 		goto out_report;
 	ready_status = urom_worker_epoll_add(&w, w.sigfd);
+	if (ready_status == DOCA_SUCCESS)
+		urom_worker_plugins_wake_init(&w);
 
 out_report:
 	status =
