@@ -160,6 +160,19 @@ static const struct config_entry sdp_config_table[] = {
 	SDP_CFG_ROW(SDP_CFG_GPU_CC_OVERRIDE, "SOFTDPU_GPU_CC_OVERRIDE", "", sdp_cfg_string,
 		    "compute capability <major>.<minor> doca_gpu_create sees instead of the "
 		    "GPU's own, e.g. 7.5 to test a pre-Ampere GPU (empty: the GPU's own)"),
+	SDP_CFG_ROW(SDP_CFG_OOB_ROOT, "SOFTDPU_OOB_ROOT", "", sdp_cfg_string,
+		    "host:port or [v6addr]:port of rank 0's listener for sdp_urom_oob_from_env "
+		    "(rank 0 binds it; port 0 lets the system choose)"),
+	SDP_CFG_ROW(SDP_CFG_OOB_RANK, "SOFTDPU_OOB_RANK", "", sdp_cfg_uint,
+		    "this process's rank for sdp_urom_oob_from_env, below SOFTDPU_OOB_SIZE"),
+	SDP_CFG_ROW(SDP_CFG_OOB_SIZE, "SOFTDPU_OOB_SIZE", "", sdp_cfg_uint,
+		    "number of ranks of the sdp_urom_oob_from_env group"),
+	SDP_CFG_ROW(SDP_CFG_OOB_SECRET_FILE, "SOFTDPU_OOB_SECRET_FILE", "", sdp_cfg_string,
+		    "file whose content (16 to 4096 bytes, mode 0600) is the secret the ranks of "
+		    "an sdp_urom_oob_from_env group share"),
+	SDP_CFG_ROW(SDP_CFG_OOB_TIMEOUT_MS, "SOFTDPU_OOB_TIMEOUT_MS", "30000", sdp_cfg_uint,
+		    "bound in milliseconds on joining the sdp_urom_oob_from_env group and on each "
+		    "allgather (0: the default)"),
 };
 
 _Static_assert(sizeof(sdp_config_table) / sizeof(sdp_config_table[0]) == SDP_CFG_COUNT,
