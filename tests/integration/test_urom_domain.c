@@ -13,7 +13,10 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
+#include <sys/wait.h>
+
 #include "doca_buf.h"
+#include "softdpu/urom_oob.h"
 
 #include "t_urom.h"
 #include "t_uromd.h"
@@ -589,6 +592,172 @@ static void test_wrong_state(void)
 	toob_fini(&o);
 }
 
+/* ---- ranks as processes, over softdpu's TCP OOB ----------------------------------------------- */
+
+#define PROC_VA(rank, b) (0x100000000ull * ((rank) + 1) + 0x10000ull * (b))
+static const char proc_secret[] = "test_urom_domain-shared-secret!";
+
+/*
+ * One rank in a child process: its own service connection, worker and domain over the TCP
+ * OOB (root 127.0.0.1:port). Buffers sit at fake addresses PROC_VA (a domain never touches
+ * them) with memh/mkey bytes every rank can predict, so each rank checks every other rank's
+ * segments. mode 1: join the OOB, then exit before starting the domain (a member that dies
+ * during everybody else's start). Exit status 0 = all checks passed; 10 + doca_error_t = the
+ * domain start failed with that error.
+ */
+static int proc_rank(uint32_t rank, uint32_t n, uint16_t port, struct sdp_urom_oob *oob, int mode)
+{
+	struct sdp_urom_oob_params p = {.rank = rank,
+					.size = n,
+					.secret = proc_secret,
+					.secret_len = sizeof(proc_secret),
+					.timeout_ms = 20000};
+	struct doca_urom_domain_oob_coll coll;
+	struct doca_urom_worker *w = NULL;
+	struct doca_urom_domain *dom = NULL;
+	struct t_worker_cfg cfg = {.id = DOCA_UROM_WORKER_ID_ANY, .max_inflight = 16};
+	struct probe_res *res = malloc(sizeof(*res));
+	uint8_t memh[BUFS][BLOB], mkey[BUFS][BLOB];
+	enum doca_ctx_states state;
+	char root[64], seen[MAX_RANKS][DPROBE_ADDR_LEN];
+	uint64_t id = 100 + rank;
+	struct t_svc s;
+	doca_error_t st;
+	int bad = 0;
+
+	snprintf(root, sizeof(root), "127.0.0.1:%u", port);
+	p.root = root;
+	if (oob == NULL && sdp_urom_oob_create(&p, &oob) != DOCA_SUCCESS)
+		return 2;
+	if (mode == 1) {
+		(void)sdp_urom_oob_wait_ready(oob, 20000);
+		_exit(0); /* gone while the others start their domains */
+	}
+	if (res == NULL || t_svc_open(&s, 0) != DOCA_SUCCESS || svc_find_dprobe(&s) != 0)
+		return 3;
+	cfg.plugins = dprobe_id;
+	if (t_worker_start(&s, s.pe, &cfg, &w) != DOCA_SUCCESS)
+		return 4;
+	sdp_urom_oob_coll(oob, &coll);
+	if (doca_urom_domain_create(&dom) != DOCA_SUCCESS ||
+	    doca_pe_connect_ctx(s.pe, doca_urom_domain_as_ctx(dom)) != DOCA_SUCCESS ||
+	    doca_urom_domain_set_oob(dom, &coll) != DOCA_SUCCESS ||
+	    doca_urom_domain_set_workers(dom, &id, &w, 1) != DOCA_SUCCESS ||
+	    doca_urom_domain_set_buffers_count(dom, BUFS) != DOCA_SUCCESS)
+		return 5;
+	for (int b = 0; b < BUFS; b++) {
+		blob_fill(memh[b], rank, b, 0);
+		blob_fill(mkey[b], rank, b, 1);
+		if (doca_urom_domain_add_buffer(dom, (void *)(uintptr_t)PROC_VA(rank, b), 4096,
+						memh[b], BLOB, mkey[b], BLOB) != DOCA_SUCCESS)
+			return 6;
+	}
+	if (doca_ctx_start(doca_urom_domain_as_ctx(dom)) != DOCA_ERROR_IN_PROGRESS)
+		return 7;
+	state = wait_started(doca_urom_domain_as_ctx(dom), s.pe, 60000);
+	if (state != DOCA_CTX_STATE_RUNNING) {
+		st = sdp_ctx_get_last_error(doca_urom_domain_as_ctx(dom));
+		(void)doca_urom_domain_destroy(dom);
+		t_worker_close(&s, s.pe, w);
+		t_svc_close(&s);
+		(void)sdp_urom_oob_destroy(oob);
+		return 10 + (int)st;
+	}
+	for (uint32_t o = 0; o < n; o++) {
+		if (probe(w, s.pe, DPROBE_ADDR, 100 + o, 0, 0, res) != DOCA_SUCCESS ||
+		    res->n.status != DOCA_SUCCESS || memcmp(res->data, "dprobe-", 7) != 0) {
+			bad++;
+			continue;
+		}
+		memcpy(seen[o], res->data, DPROBE_ADDR_LEN);
+		for (uint32_t k = 0; k < o; k++)
+			bad += memcmp(seen[k], seen[o], DPROBE_ADDR_LEN) ==
+			       0; /* distinct workers */
+		for (int b = 0; b < BUFS; b++) {
+			uint8_t want[BLOB];
+
+			if (probe(w, s.pe, DPROBE_SEG, 100 + o, PROC_VA(o, b) + 4095, 0, res) !=
+				    DOCA_SUCCESS ||
+			    res->n.status != DOCA_SUCCESS) {
+				bad++;
+				continue;
+			}
+			blob_fill(want, o, b, 1);
+			if (probe(w, s.pe, DPROBE_MKEY, 100 + o, 0, res->n.seg, res) !=
+				    DOCA_SUCCESS ||
+			    res->n.len != BLOB || memcmp(res->data, want, BLOB) != 0)
+				bad++;
+		}
+		if (probe(w, s.pe, DPROBE_SEG, 100 + o, PROC_VA(o, 0) + 4096, 0, res) !=
+			    DOCA_SUCCESS ||
+		    res->n.status != DOCA_ERROR_NOT_FOUND)
+			bad++;
+	}
+	/* nobody stops (and clears its worker's table) before everybody checked */
+	if (sdp_urom_oob_allgather(oob, &bad, res->data, sizeof(bad)) != DOCA_SUCCESS)
+		bad++;
+	(void)doca_ctx_stop(doca_urom_domain_as_ctx(dom));
+	(void)doca_urom_domain_destroy(dom);
+	t_worker_close(&s, s.pe, w);
+	t_svc_close(&s);
+	(void)sdp_urom_oob_destroy(oob);
+	free(res);
+	return bad ? 1 : 0;
+}
+
+/* n ranks as processes; rank `dies` (if < n) leaves during the start. */
+static void run_procs(uint32_t n, uint32_t dies, int want_status)
+{
+	struct sdp_urom_oob_params p = {.root = "127.0.0.1:0",
+					.rank = 0,
+					.size = n,
+					.secret = proc_secret,
+					.secret_len = sizeof(proc_secret),
+					.timeout_ms = 20000};
+	struct sdp_urom_oob *root = NULL;
+	pid_t pids[MAX_RANKS];
+	uint16_t port = 0;
+	int64_t t0 = t_now_ms();
+
+	if (n > 1) {
+		T_OK(sdp_urom_oob_create(&p, &root));
+		port = sdp_urom_oob_port(root);
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		pids[i] = fork();
+		if (pids[i] == 0)
+			_exit(proc_rank(i, n, port, i == 0 ? root : NULL, i == dies));
+	}
+	/* the parent's copy of rank 0's listener must not keep the port open */
+	if (root != NULL)
+		(void)sdp_urom_oob_destroy(root);
+	for (uint32_t i = 0; i < n; i++) {
+		int status = -1;
+
+		if (!t_wait_child(pids[i], 90000, &status)) {
+			t_fail("%u processes: rank %u did not exit", n, i);
+			kill(pids[i], SIGKILL);
+			continue;
+		}
+		if (i == dies)
+			continue;
+		if (!WIFEXITED(status) || WEXITSTATUS(status) != want_status)
+			t_fail("%u processes: rank %u exit status %d, expected %d", n, i,
+			       WIFEXITED(status) ? WEXITSTATUS(status) : -1, want_status);
+	}
+	if (dies < n && t_now_ms() - t0 > 15000)
+		t_fail("a dead member took %lld ms to fail the others' starts",
+		       (long long)(t_now_ms() - t0));
+}
+
+static void test_processes(void)
+{
+	run_procs(2, UINT32_MAX, 0);
+	run_procs(4, UINT32_MAX, 0);
+	/* rank 2 of 3 joins the OOB and exits: the others fail with CONNECTION_RESET, at once */
+	run_procs(3, 2, 10 + DOCA_ERROR_CONNECTION_RESET);
+}
+
 int main(void)
 {
 	const char *graph = getenv("UROM_PLUGIN_PATH"), *probe_dir = getenv("SDP_TEST_DPROBE_DIR");
@@ -605,6 +774,7 @@ int main(void)
 	test_members();
 	test_failures();
 	test_wrong_state();
+	test_processes();
 	t_uromd_stop(&d);
 	T_DONE();
 }
