@@ -20,8 +20,10 @@
  *   the blocking calls can sleep on the worker's event fd instead of polling);
  * - one table per UCP worker, used from one thread at a time (the worker runtime calls every
  *   plugin op from its single loop thread, so a plugin normally needs no lock);
- * - the plugin keeps progressing its UCP worker (ucp_worker_progress(), typically from its
- *   progress op) while non-blocking operations are in flight: their callbacks run from there.
+ * - while non-blocking operations are in flight the plugin calls sdp_plugin_mem_progress()
+ *   (from its progress op) where it would call ucp_worker_progress(): it progresses the worker
+ *   and runs the completion callbacks, which are never called from anywhere else (UCX itself
+ *   may finish an operation inside the call that issues it; this library defers the callback).
  *
  * Regions are named by ids (uint64_t, never 0, never reused within a table), so an id that
  * came back from the host in a command can be checked: a stale or forged id is NOT_FOUND, not
@@ -54,10 +56,11 @@ struct sdp_plugin_mem;
  * Completion of a non-blocking operation: status is DOCA_SUCCESS, or DOCA_ERROR_DRIVER (UCX
  * reported a failure), DOCA_ERROR_NOT_CONNECTED (the region's endpoint was closed, e.g. by
  * sdp_plugin_mem_destroy() or after a blocking call timed out on the same endpoint). Called
- * exactly once per operation the issuing call accepted, always from ucp_worker_progress() of
- * the plugin's worker (never from inside the issuing call). The callback may issue new
- * non-blocking operations; it must not call the blocking variants, sdp_plugin_mem_release()
- * or sdp_plugin_mem_destroy().
+ * exactly once per operation the issuing call accepted, from sdp_plugin_mem_progress() (or
+ * from sdp_plugin_mem_destroy()), never from inside the issuing call or from a bare
+ * ucp_worker_progress(). The callback may issue new non-blocking operations and release
+ * regions that have nothing else in flight; it must not call the blocking variants,
+ * sdp_plugin_mem_progress() or sdp_plugin_mem_destroy().
  */
 typedef void (*sdp_plugin_mem_cb_func_t)(void *arg, doca_error_t status);
 
@@ -78,11 +81,27 @@ doca_error_t sdp_plugin_mem_create(ucp_worker_h worker, struct sdp_plugin_mem **
 
 /*
  * Release every region and close every endpoint of the table (each close flushed within a
- * bound, then forced), then free it. Operations still in flight complete first, with
- * DOCA_ERROR_NOT_CONNECTED or their own status, their callbacks called from inside this call.
+ * bound, then forced), then free it. Operations still in flight complete first, with their
+ * own status or DOCA_ERROR_NOT_CONNECTED, their callbacks (and those not yet delivered) called
+ * from inside this call.
  * NULL is ignored. Never blocks much more than a second per endpoint.
  */
 void sdp_plugin_mem_destroy(struct sdp_plugin_mem *mem);
+
+/*
+ * Progress the plugin's UCP worker once (ucp_worker_progress()) and run the callbacks of the
+ * operations that have completed since the last call, in completion order. Returns nonzero when
+ * anything happened (UCX made progress or a callback ran), 0 otherwise and for NULL. Call it
+ * instead of ucp_worker_progress() in the plugin's progress op (it progresses the worker for
+ * the plugin's other UCX traffic too), at least while sdp_plugin_mem_inflight() is not 0.
+ */
+int sdp_plugin_mem_progress(struct sdp_plugin_mem *mem);
+
+/*
+ * Operations accepted whose callback has not run yet (0 for NULL): while it is not 0 the
+ * plugin has work pending here and must keep calling sdp_plugin_mem_progress().
+ */
+size_t sdp_plugin_mem_inflight(const struct sdp_plugin_mem *mem);
 
 /*
  * Import a softdpu memh (the bytes sdp_urom_mem_get_memh() gave the host): connect to (or
@@ -154,8 +173,9 @@ doca_error_t sdp_plugin_mem_find(const struct sdp_plugin_mem *mem, uint64_t addr
 
 /*
  * Non-blocking put: copy len bytes from local (plugin memory) to host address addr of the
- * region. On DOCA_SUCCESS the operation is issued and cb(arg, status) will be called once (see
- * sdp_plugin_mem_cb_func_t); local must stay valid and unchanged until then. The callback
+ * region. On DOCA_SUCCESS the operation is issued and cb(arg, status) will be called once from
+ * sdp_plugin_mem_progress() (see sdp_plugin_mem_cb_func_t); local must stay valid and
+ * unchanged until then. The callback
  * means the local buffer is free again, NOT that the bytes are visible in host memory: that
  * takes a flush of the region (sdp_plugin_mem_flush_nb() or sdp_plugin_mem_flush()).
  * Refusals (cb is never called, nothing moves): DOCA_ERROR_INVALID_VALUE (NULL table, local
@@ -186,7 +206,8 @@ doca_error_t sdp_plugin_mem_flush_nb(struct sdp_plugin_mem *mem, uint64_t region
 /*
  * Blocking put for simple uses: sdp_plugin_mem_put_nb() followed by a flush of the endpoint,
  * progressing the plugin's worker (sleeping on its event fd when it has one, never spinning
- * while idle) for at most timeout_ms (>= 0). On DOCA_SUCCESS the bytes are in host memory.
+ * while idle) for at most timeout_ms (>= 0). Callbacks of other operations are not run here
+ * (the next sdp_plugin_mem_progress() runs them). On DOCA_SUCCESS the bytes are in host memory.
  * DOCA_ERROR_TIME_OUT when the bound passes: the region's endpoint is then closed by force
  * (so no transfer can touch local after the return) and every region through it fails with
  * DOCA_ERROR_NOT_CONNECTED from then on; release them and import again. Other errors as
