@@ -1,0 +1,975 @@
+/*
+ * softdpu plugin helper: host memory regions on a plugin's UCP worker (see sdp_plugin_mem.h).
+ *
+ * Bookkeeping: a table holds endpoints (one per owner address, counted by the regions that
+ * use them), regions (id, bounds, endpoint, unpacked rkey) and operations. An operation is on
+ * `ops` while UCX owns it, then on `done` until sdp_plugin_mem_progress() runs its callback;
+ * UCX's own callback only moves it, because UCX 1.13 may call it inside ucp_put_nbx() itself.
+ * Operations of the blocking calls carry no user callback: their waiter reads the status.
+ *
+ * UCX's rule for remote keys is followed: an rkey is destroyed after the operations using it
+ * were flushed and before its endpoint closes. The one exception is an endpoint closed by force
+ * after a blocking call timed out: its operations are cancelled by the close, and the rkeys of
+ * its regions are destroyed right after.
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+#include "sdp_plugin_mem.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <ucs/datastruct/list.h>
+
+#include <doca_log.h>
+#include <doca_urom_plugin.h>
+
+#include "sdp_urom_memh.h"
+
+DOCA_LOG_REGISTER(SOFTDPU::PLUGIN_MEM);
+
+/* Bound of each endpoint flush and close in release and destroy. */
+#define PM_CLOSE_TIMEOUT_MS 1000
+/* A forced close gets at least this long, even when the bound is spent. */
+#define PM_FORCE_GRACE_MS 200
+/* Longest sleep on the worker's event fd while waiting (UCX has timer-driven work). */
+#define PM_POLL_SLICE_MS 100
+/* Without an event fd: sleep between progress rounds, doubling from the first to the last. */
+#define PM_NOFD_SLEEP_MIN_US 10
+#define PM_NOFD_SLEEP_MAX_US 1000
+
+struct pm_ep {
+	ucs_list_link_t link;
+	ucp_ep_h ep;   /* NULL once closed */
+	uint8_t *addr; /* owner's worker address: the cache key */
+	size_t addr_len;
+	unsigned users;	  /* regions that use it */
+	unsigned pending; /* operations UCX still owns */
+};
+
+struct pm_region {
+	ucs_list_link_t link;
+	uint64_t id;
+	uint64_t va;
+	uint64_t len;
+	struct pm_ep *ep;
+	ucp_rkey_h rkey;   /* NULL once its endpoint was closed by force */
+	unsigned inflight; /* non-blocking operations whose callback has not run */
+	int from_domain;   /* cached under (domain_id, seg) */
+	uint64_t domain_id;
+	int seg;
+};
+
+enum pm_op_kind {
+	PM_OP_PUT,
+	PM_OP_GET,
+	PM_OP_FLUSH
+};
+
+struct pm_op {
+	ucs_list_link_t link; /* in mem->ops while UCX owns it, then mem->done */
+	struct sdp_plugin_mem *mem;
+	struct pm_region *region; /* NULL for blocking operations */
+	struct pm_ep *ep;
+	sdp_plugin_mem_cb_func_t cb; /* NULL: a blocking call waits for it */
+	void *arg;
+	ucs_status_t status;
+	int done;   /* UCX reported completion */
+	int orphan; /* its waiter gave up: free it on completion, touch nothing else */
+};
+
+struct sdp_plugin_mem {
+	ucp_worker_h worker;
+	int efd; /* the worker's event fd, -1 without UCP_FEATURE_WAKEUP */
+	ucs_list_link_t eps;
+	ucs_list_link_t regions;
+	ucs_list_link_t ops;  /* owned by UCX */
+	ucs_list_link_t done; /* completed, callback not run yet */
+	size_t inflight;      /* non-blocking operations whose callback has not run */
+	uint64_t next_id;
+};
+
+static const char *op_kind_name(enum pm_op_kind kind)
+{
+	switch (kind) {
+	case PM_OP_PUT:
+		return "put";
+	case PM_OP_GET:
+		return "get";
+	default:
+		return "flush";
+	}
+}
+
+static int64_t pm_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static doca_error_t pm_status(ucs_status_t status)
+{
+	switch (status) {
+	case UCS_OK:
+		return DOCA_SUCCESS;
+	case UCS_ERR_CANCELED:
+	case UCS_ERR_NOT_CONNECTED:
+	case UCS_ERR_CONNECTION_RESET:
+	case UCS_ERR_UNREACHABLE:
+	case UCS_ERR_ENDPOINT_TIMEOUT:
+		return DOCA_ERROR_NOT_CONNECTED;
+	default:
+		return DOCA_ERROR_DRIVER;
+	}
+}
+
+/*
+ * Wait without spinning until cond(arg) holds or the deadline passes, progressing the worker:
+ * sleep on its event fd, or in short doubling naps when it has none. 1 when cond holds.
+ */
+static int pm_wait(struct sdp_plugin_mem *mem, int (*cond)(const void *), const void *arg,
+		   int64_t deadline)
+{
+	long nap_us = PM_NOFD_SLEEP_MIN_US;
+	struct pollfd pfd;
+	struct timespec ts;
+	ucs_status_t st;
+	int64_t left;
+
+	while (!cond(arg)) {
+		if (ucp_worker_progress(mem->worker) != 0) {
+			nap_us = PM_NOFD_SLEEP_MIN_US;
+			continue;
+		}
+		if (cond(arg))
+			break;
+		left = deadline - pm_now_ms();
+		if (left <= 0)
+			return 0;
+		if (mem->efd >= 0) {
+			st = ucp_worker_arm(mem->worker);
+			if (st == UCS_ERR_BUSY)
+				continue;
+			if (st == UCS_OK) {
+				pfd.fd = mem->efd;
+				pfd.events = POLLIN;
+				pfd.revents = 0;
+				(void)poll(
+					&pfd, 1,
+					(int)(left < PM_POLL_SLICE_MS ? left : PM_POLL_SLICE_MS));
+				continue;
+			}
+		}
+		ts.tv_sec = 0;
+		ts.tv_nsec = nap_us * 1000;
+		nanosleep(&ts, NULL);
+		if (nap_us < PM_NOFD_SLEEP_MAX_US)
+			nap_us *= 2;
+	}
+	return 1;
+}
+
+static int pm_req_done(const void *req)
+{
+	return ucp_request_check_status((void *)req) != UCS_INPROGRESS;
+}
+
+/* Wait for a request of UCX's (no callback) within the deadline; frees it when it finished. */
+static ucs_status_t pm_req_wait(struct sdp_plugin_mem *mem, ucs_status_ptr_t req, int64_t deadline)
+{
+	ucs_status_t st;
+
+	if (req == NULL)
+		return UCS_OK;
+	if (UCS_PTR_IS_ERR(req))
+		return UCS_PTR_STATUS(req);
+	if (!pm_wait(mem, pm_req_done, req, deadline))
+		return UCS_INPROGRESS; /* still UCX's: not freed */
+	st = ucp_request_check_status(req);
+	ucp_request_free(req);
+	return st;
+}
+
+/* ---- operations ---- */
+
+static void op_complete(struct pm_op *op, ucs_status_t status)
+{
+	struct sdp_plugin_mem *mem = op->mem;
+
+	if (op->orphan) {
+		free(op);
+		return;
+	}
+	ucs_list_del(&op->link);
+	op->ep->pending--;
+	op->status = status;
+	op->done = 1;
+	if (op->cb != NULL)
+		ucs_list_add_tail(&mem->done, &op->link);
+}
+
+static void op_ucx_cb(void *request, ucs_status_t status, void *user_data)
+{
+	op_complete(user_data, status);
+	ucp_request_free(request);
+}
+
+/* Issue op on its endpoint. DOCA_SUCCESS: UCX owns it (or it is done already). */
+static doca_error_t op_issue(struct sdp_plugin_mem *mem, struct pm_op *op, enum pm_op_kind kind,
+			     ucp_rkey_h rkey, uint64_t addr, void *local, size_t len)
+{
+	ucp_request_param_t param;
+	ucs_status_ptr_t req;
+
+	memset(&param, 0, sizeof(param));
+	param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
+			     UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
+	param.cb.send = op_ucx_cb;
+	param.user_data = op;
+	op->mem = mem;
+	/* Linked first: UCX may complete it inside the call. */
+	ucs_list_add_tail(&mem->ops, &op->link);
+	op->ep->pending++;
+	switch (kind) {
+	case PM_OP_PUT:
+		req = ucp_put_nbx(op->ep->ep, local, len, addr, rkey, &param);
+		break;
+	case PM_OP_GET:
+		req = ucp_get_nbx(op->ep->ep, local, len, addr, rkey, &param);
+		break;
+	default:
+		req = ucp_ep_flush_nbx(op->ep->ep, &param);
+		break;
+	}
+	if (UCS_PTR_IS_ERR(req)) {
+		ucs_list_del(&op->link);
+		op->ep->pending--;
+		DOCA_LOG_ERR("ucp %s of %zu bytes at 0x%llx failed: %s", op_kind_name(kind), len,
+			     (unsigned long long)addr, ucs_status_string(UCS_PTR_STATUS(req)));
+		return DOCA_ERROR_DRIVER;
+	}
+	if (req == NULL)
+		op_complete(op, UCS_OK); /* done at once (an idle flush) */
+	return DOCA_SUCCESS;
+}
+
+/* ---- lookups ---- */
+
+static struct pm_region *region_find(const struct sdp_plugin_mem *mem, uint64_t id)
+{
+	struct pm_region *r;
+
+	ucs_list_for_each(r, &mem->regions, link)
+	{
+		if (r->id == id)
+			return r;
+	}
+	return NULL;
+}
+
+static int range_inside(const struct pm_region *r, uint64_t addr, size_t len)
+{
+	return len > 0 && addr >= r->va && addr - r->va <= r->len &&
+	       (uint64_t)len <= r->len - (addr - r->va);
+}
+
+/* The region for an operation, checked: NOT_FOUND, INVALID_VALUE (outside), NOT_CONNECTED. */
+static doca_error_t region_for_op(const struct sdp_plugin_mem *mem, uint64_t id, uint64_t addr,
+				  size_t len, int check_range, const char *what,
+				  struct pm_region **r_p)
+{
+	struct pm_region *r = region_find(mem, id);
+
+	if (r == NULL) {
+		DOCA_LOG_ERR("%s: no region %llu", what, (unsigned long long)id);
+		return DOCA_ERROR_NOT_FOUND;
+	}
+	if (check_range && !range_inside(r, addr, len)) {
+		DOCA_LOG_ERR("%s of %zu bytes at 0x%llx refused: outside region %llu "
+			     "[0x%llx, +%llu)",
+			     what, len, (unsigned long long)addr, (unsigned long long)id,
+			     (unsigned long long)r->va, (unsigned long long)r->len);
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	if (r->ep->ep == NULL || r->rkey == NULL) {
+		DOCA_LOG_ERR("%s on region %llu refused: its endpoint was closed", what,
+			     (unsigned long long)id);
+		return DOCA_ERROR_NOT_CONNECTED;
+	}
+	*r_p = r;
+	return DOCA_SUCCESS;
+}
+
+/* ---- endpoints ---- */
+
+static struct pm_ep *ep_find(struct sdp_plugin_mem *mem, const void *addr, size_t len)
+{
+	struct pm_ep *e;
+
+	ucs_list_for_each(e, &mem->eps, link)
+	{
+		if (e->ep != NULL && e->addr_len == len && memcmp(e->addr, addr, len) == 0)
+			return e;
+	}
+	return NULL;
+}
+
+static doca_error_t ep_get(struct sdp_plugin_mem *mem, const void *addr, size_t len,
+			   struct pm_ep **e_p)
+{
+	ucp_ep_params_t params;
+	struct pm_ep *e;
+	ucs_status_t st;
+
+	e = ep_find(mem, addr, len);
+	if (e != NULL) {
+		*e_p = e;
+		return DOCA_SUCCESS;
+	}
+	e = calloc(1, sizeof(*e));
+	if (e == NULL || (e->addr = malloc(len)) == NULL) {
+		DOCA_LOG_ERR("failed to allocate an endpoint record (address of %zu bytes)", len);
+		free(e);
+		return DOCA_ERROR_NO_MEMORY;
+	}
+	memcpy(e->addr, addr, len);
+	e->addr_len = len;
+	memset(&params, 0, sizeof(params));
+	/* No peer watching: with it UCX 1.13 would leave shared memory and CMA out. */
+	params.field_mask =
+		UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
+	params.address = (const ucp_address_t *)e->addr;
+	params.err_mode = UCP_ERR_HANDLING_MODE_NONE;
+	st = ucp_ep_create(mem->worker, &params, &e->ep);
+	if (st != UCS_OK) {
+		DOCA_LOG_ERR("ucp_ep_create to an owner address of %zu bytes failed: %s", len,
+			     ucs_status_string(st));
+		free(e->addr);
+		free(e);
+		return DOCA_ERROR_DRIVER;
+	}
+	ucs_list_add_tail(&mem->eps, &e->link);
+	DOCA_LOG_DBG("endpoint %p to an owner address of %zu bytes created", (void *)e->ep, len);
+	*e_p = e;
+	return DOCA_SUCCESS;
+}
+
+static int ep_idle(const void *arg)
+{
+	return ((const struct pm_ep *)arg)->pending == 0;
+}
+
+/*
+ * Close e's UCP endpoint: flush then close gently within the bound, else by force (its
+ * operations then complete as cancelled). The record stays; e->ep is NULL afterwards.
+ */
+static void ep_close(struct sdp_plugin_mem *mem, struct pm_ep *e, int force, int timeout_ms)
+{
+	int64_t deadline = pm_now_ms() + timeout_ms;
+	ucp_request_param_t param;
+	ucs_status_ptr_t req;
+	ucs_status_t st;
+
+	if (e->ep == NULL)
+		return;
+	memset(&param, 0, sizeof(param));
+	if (!force) {
+		if (!pm_wait(mem, ep_idle, e, deadline))
+			force = 1;
+		else if ((st = pm_req_wait(mem, ucp_ep_flush_nbx(e->ep, &param), deadline)) !=
+			 UCS_OK)
+			force = 1;
+	}
+	param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+	param.flags = force ? UCP_EP_CLOSE_FLAG_FORCE : 0;
+	req = ucp_ep_close_nbx(e->ep, &param);
+	if (force && deadline < pm_now_ms() + PM_FORCE_GRACE_MS)
+		deadline = pm_now_ms() + PM_FORCE_GRACE_MS;
+	st = pm_req_wait(mem, req, deadline);
+	if (st == UCS_INPROGRESS)
+		DOCA_LOG_WARN("close of endpoint %p did not finish within %d ms; UCX finishes it",
+			      (void *)e->ep, timeout_ms);
+	else if (st != UCS_OK)
+		DOCA_LOG_DBG("close of endpoint %p: %s", (void *)e->ep, ucs_status_string(st));
+	DOCA_LOG_DBG("endpoint %p closed%s", (void *)e->ep, force ? " by force" : "");
+	e->ep = NULL;
+}
+
+static void ep_free(struct pm_ep *e)
+{
+	ucs_list_del(&e->link);
+	free(e->addr);
+	free(e);
+}
+
+/* The blocking call on e timed out: close it by force, so nothing touches its buffers later. */
+static void ep_fail(struct sdp_plugin_mem *mem, struct pm_ep *e)
+{
+	struct pm_region *r;
+
+	DOCA_LOG_ERR("closing endpoint %p by force after a time-out; its regions fail from now on",
+		     (void *)e->ep);
+	ep_close(mem, e, 1, 0);
+	ucs_list_for_each(r, &mem->regions, link)
+	{
+		if (r->ep == e && r->rkey != NULL) {
+			ucp_rkey_destroy(r->rkey);
+			r->rkey = NULL;
+		}
+	}
+}
+
+/* ---- table ---- */
+
+void sdp_plugin_mem_ucp_params(ucp_params_t *params)
+{
+	if (params == NULL)
+		return;
+	params->field_mask |= UCP_PARAM_FIELD_FEATURES;
+	params->features |= UCP_FEATURE_RMA | UCP_FEATURE_WAKEUP;
+}
+
+doca_error_t sdp_plugin_mem_create(ucp_worker_h worker, struct sdp_plugin_mem **mem_p)
+{
+	struct sdp_plugin_mem *mem;
+
+	if (worker == NULL || mem_p == NULL) {
+		DOCA_LOG_ERR("sdp_plugin_mem_create: invalid argument: worker %p, mem %p",
+			     (void *)worker, (void *)mem_p);
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	mem = calloc(1, sizeof(*mem));
+	if (mem == NULL) {
+		DOCA_LOG_ERR("failed to allocate a host memory table");
+		return DOCA_ERROR_NO_MEMORY;
+	}
+	mem->worker = worker;
+	/* Without UCP_FEATURE_WAKEUP there is no fd: waits nap instead. */
+	if (ucp_worker_get_efd(worker, &mem->efd) != UCS_OK)
+		mem->efd = -1;
+	ucs_list_head_init(&mem->eps);
+	ucs_list_head_init(&mem->regions);
+	ucs_list_head_init(&mem->ops);
+	ucs_list_head_init(&mem->done);
+	mem->next_id = 1;
+	*mem_p = mem;
+	return DOCA_SUCCESS;
+}
+
+/* Run the callbacks of the operations completed so far (not those their callbacks start). */
+static int pm_deliver(struct sdp_plugin_mem *mem)
+{
+	size_t n = ucs_list_length(&mem->done), i;
+	struct pm_op *op;
+
+	for (i = 0; i < n && !ucs_list_is_empty(&mem->done); i++) {
+		op = ucs_list_extract_head(&mem->done, struct pm_op, link);
+		op->region->inflight--;
+		mem->inflight--;
+		op->cb(op->arg, pm_status(op->status));
+		free(op);
+	}
+	return (int)i;
+}
+
+int sdp_plugin_mem_progress(struct sdp_plugin_mem *mem)
+{
+	int n;
+
+	if (mem == NULL)
+		return 0;
+	n = (int)ucp_worker_progress(mem->worker);
+	return n + pm_deliver(mem) != 0;
+}
+
+size_t sdp_plugin_mem_inflight(const struct sdp_plugin_mem *mem)
+{
+	return mem != NULL ? mem->inflight : 0;
+}
+
+static int pm_no_ops(const void *arg)
+{
+	const struct sdp_plugin_mem *mem = arg;
+
+	return mem->ops.next == &mem->ops;
+}
+
+void sdp_plugin_mem_destroy(struct sdp_plugin_mem *mem)
+{
+	struct pm_region *r, *r_tmp;
+	struct pm_ep *e, *e_tmp;
+	struct pm_op *op;
+
+	if (mem == NULL)
+		return;
+	/* Let what is in flight finish (bounded), then close every endpoint. */
+	(void)pm_wait(mem, pm_no_ops, mem, pm_now_ms() + PM_CLOSE_TIMEOUT_MS);
+	ucs_list_for_each(e, &mem->eps, link)
+	{
+		if (e->pending != 0) {
+			ep_close(mem, e, 1, 0);
+			continue;
+		}
+		/* UCX's rule: the rkeys go before their endpoint. */
+		ucs_list_for_each(r, &mem->regions, link)
+		{
+			if (r->ep == e && r->rkey != NULL) {
+				ucp_rkey_destroy(r->rkey);
+				r->rkey = NULL;
+			}
+		}
+		ep_close(mem, e, 0, PM_CLOSE_TIMEOUT_MS);
+	}
+	/* Operations UCX did not finish even after a forced close: it may still call back. */
+	while (!ucs_list_is_empty(&mem->ops)) {
+		op = ucs_list_extract_head(&mem->ops, struct pm_op, link);
+		DOCA_LOG_WARN("a %s operation outlived its endpoint's close; dropping it",
+			      op->cb != NULL ? "non-blocking" : "blocking");
+		if (op->cb != NULL) {
+			op->region->inflight--;
+			mem->inflight--;
+			op->cb(op->arg, DOCA_ERROR_NOT_CONNECTED);
+		}
+		op->orphan = 1;
+	}
+	while (!ucs_list_is_empty(&mem->done))
+		pm_deliver(mem);
+	ucs_list_for_each_safe(r, r_tmp, &mem->regions, link)
+	{
+		if (r->rkey != NULL)
+			ucp_rkey_destroy(r->rkey);
+		ucs_list_del(&r->link);
+		free(r);
+	}
+	ucs_list_for_each_safe(e, e_tmp, &mem->eps, link) ep_free(e);
+	free(mem);
+}
+
+/* ---- import ---- */
+
+static doca_error_t import_parts(struct sdp_plugin_mem *mem, const void *owner_addr,
+				 size_t owner_addr_len, uint64_t va, uint64_t len, const void *rkey,
+				 size_t rkey_len, struct pm_region **r_p)
+{
+	struct pm_region *r;
+	doca_error_t status;
+	ucs_status_t st;
+
+	r = calloc(1, sizeof(*r));
+	if (r == NULL) {
+		DOCA_LOG_ERR("failed to allocate a region record");
+		return DOCA_ERROR_NO_MEMORY;
+	}
+	status = ep_get(mem, owner_addr, owner_addr_len, &r->ep);
+	if (status != DOCA_SUCCESS) {
+		free(r);
+		return status;
+	}
+	r->ep->users++;
+	st = ucp_ep_rkey_unpack(r->ep->ep, rkey, &r->rkey);
+	if (st != UCS_OK) {
+		DOCA_LOG_ERR("ucp_ep_rkey_unpack of a %zu-byte key failed: %s", rkey_len,
+			     ucs_status_string(st));
+		if (--r->ep->users == 0) {
+			ep_close(mem, r->ep, 0, PM_CLOSE_TIMEOUT_MS);
+			ep_free(r->ep);
+		}
+		free(r);
+		return DOCA_ERROR_DRIVER;
+	}
+	r->id = mem->next_id++;
+	r->va = va;
+	r->len = len;
+	ucs_list_add_tail(&mem->regions, &r->link);
+	DOCA_LOG_DBG("region %llu: %llu bytes at 0x%llx", (unsigned long long)r->id,
+		     (unsigned long long)len, (unsigned long long)va);
+	*r_p = r;
+	return DOCA_SUCCESS;
+}
+
+static doca_error_t import_memh(struct sdp_plugin_mem *mem, const void *memh, size_t memh_len,
+				const char *source, struct pm_region **r_p)
+{
+	struct sdp_urom_memh m;
+	doca_error_t status;
+	char why[128];
+
+	why[0] = '\0';
+	status = sdp_urom_memh_unpack_why(memh, memh_len, &m, why, sizeof(why));
+	if (status != DOCA_SUCCESS) {
+		DOCA_LOG_ERR("refusing a memh of %zu bytes from %s: %s", memh_len, source, why);
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	return import_parts(mem, m.owner_addr, m.owner_addr_len, m.va, m.len, m.rkey, m.rkey_len,
+			    r_p);
+}
+
+doca_error_t sdp_plugin_mem_import(struct sdp_plugin_mem *mem, const void *memh, size_t memh_len,
+				   uint64_t *region_id_p)
+{
+	struct pm_region *r;
+	doca_error_t status;
+
+	if (mem == NULL || memh == NULL || region_id_p == NULL) {
+		DOCA_LOG_ERR("sdp_plugin_mem_import: invalid argument: mem %p, memh %p, "
+			     "region_id %p",
+			     (void *)mem, memh, (void *)region_id_p);
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	status = import_memh(mem, memh, memh_len, "a command", &r);
+	if (status != DOCA_SUCCESS)
+		return status;
+	*region_id_p = r->id;
+	return DOCA_SUCCESS;
+}
+
+doca_error_t sdp_plugin_mem_import_rkey(struct sdp_plugin_mem *mem, const void *owner_addr,
+					size_t owner_addr_len, uint64_t va, uint64_t len,
+					const void *rkey, size_t rkey_len, uint64_t *region_id_p)
+{
+	struct pm_region *r;
+	doca_error_t status;
+
+	if (mem == NULL || owner_addr == NULL || owner_addr_len == 0 || rkey == NULL ||
+	    rkey_len == 0 || len == 0 || len > UINT64_MAX - va || region_id_p == NULL) {
+		DOCA_LOG_ERR("sdp_plugin_mem_import_rkey: invalid argument: mem %p, owner address "
+			     "%p of %zu bytes, region of %llu bytes at 0x%llx, rkey %p of %zu "
+			     "bytes, region_id %p",
+			     (void *)mem, owner_addr, owner_addr_len, (unsigned long long)len,
+			     (unsigned long long)va, rkey, rkey_len, (void *)region_id_p);
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	status = import_parts(mem, owner_addr, owner_addr_len, va, len, rkey, rkey_len, &r);
+	if (status != DOCA_SUCCESS)
+		return status;
+	*region_id_p = r->id;
+	return DOCA_SUCCESS;
+}
+
+doca_error_t sdp_plugin_mem_import_domain(struct sdp_plugin_mem *mem, struct urom_worker_ctx *ctx,
+					  uint64_t domain_id, uint64_t va, uint64_t *region_id_p)
+{
+	struct pm_region *r;
+	doca_error_t status;
+	void *memh = NULL;
+	size_t memh_len = 0;
+	int seg = -1;
+
+	if (mem == NULL || ctx == NULL || region_id_p == NULL) {
+		DOCA_LOG_ERR("sdp_plugin_mem_import_domain: invalid argument: mem %p, ctx %p, "
+			     "region_id %p",
+			     (void *)mem, (void *)ctx, (void *)region_id_p);
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	if (ctx->domain_iface.seg_lookup == NULL || ctx->domain_iface.memh_lookup == NULL) {
+		DOCA_LOG_ERR("the worker runtime offers no domain lookups");
+		return DOCA_ERROR_NOT_FOUND;
+	}
+	status = doca_urom_worker_domain_seg_lookup(ctx, domain_id, va, &seg);
+	if (status != DOCA_SUCCESS) {
+		DOCA_LOG_ERR("no segment of domain member %llu holds 0x%llx: %s",
+			     (unsigned long long)domain_id, (unsigned long long)va,
+			     doca_error_get_name(status));
+		return status;
+	}
+	ucs_list_for_each(r, &mem->regions, link)
+	{
+		if (!r->from_domain || r->domain_id != domain_id || r->seg != seg)
+			continue;
+		if (r->rkey != NULL || r->inflight != 0) {
+			*region_id_p = r->id;
+			return DOCA_SUCCESS;
+		}
+		/* Its endpoint was closed by force: import the segment afresh. */
+		(void)sdp_plugin_mem_release(mem, r->id);
+		break;
+	}
+	status = doca_urom_worker_domain_memh_lookup(ctx, domain_id, seg, &memh_len, &memh);
+	if (status != DOCA_SUCCESS) {
+		DOCA_LOG_ERR("no memh for segment %d of domain member %llu: %s", seg,
+			     (unsigned long long)domain_id, doca_error_get_name(status));
+		return status;
+	}
+	if (memh == NULL) {
+		DOCA_LOG_ERR("the runtime gave a NULL memh for segment %d of domain member %llu",
+			     seg, (unsigned long long)domain_id);
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	status = import_memh(mem, memh, memh_len, "a domain member", &r);
+	if (status != DOCA_SUCCESS)
+		return status;
+	r->from_domain = 1;
+	r->domain_id = domain_id;
+	r->seg = seg;
+	*region_id_p = r->id;
+	return DOCA_SUCCESS;
+}
+
+doca_error_t sdp_plugin_mem_release(struct sdp_plugin_mem *mem, uint64_t region_id)
+{
+	struct pm_region *r;
+	struct pm_ep *e;
+	ucs_status_t st;
+
+	if (mem == NULL) {
+		DOCA_LOG_ERR("sdp_plugin_mem_release: invalid argument: mem is NULL");
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	r = region_find(mem, region_id);
+	if (r == NULL) {
+		DOCA_LOG_ERR("sdp_plugin_mem_release: no region %llu",
+			     (unsigned long long)region_id);
+		return DOCA_ERROR_NOT_FOUND;
+	}
+	if (r->inflight != 0) {
+		DOCA_LOG_ERR("sdp_plugin_mem_release: region %llu has %u operations in flight",
+			     (unsigned long long)region_id, r->inflight);
+		return DOCA_ERROR_IN_USE;
+	}
+	e = r->ep;
+	if (r->rkey != NULL) {
+		/* UCX's rule: operations that used the key are flushed before it goes. */
+		if (e->ep != NULL) {
+			ucp_request_param_t param;
+
+			memset(&param, 0, sizeof(param));
+			st = pm_req_wait(mem, ucp_ep_flush_nbx(e->ep, &param),
+					 pm_now_ms() + PM_CLOSE_TIMEOUT_MS);
+			if (st != UCS_OK)
+				DOCA_LOG_WARN("flush before releasing region %llu: %s",
+					      (unsigned long long)region_id, ucs_status_string(st));
+		}
+		ucp_rkey_destroy(r->rkey);
+	}
+	ucs_list_del(&r->link);
+	free(r);
+	if (--e->users == 0) {
+		ep_close(mem, e, e->pending != 0, PM_CLOSE_TIMEOUT_MS);
+		if (e->pending == 0)
+			ep_free(e);
+		/* else: operations of blocking calls that gave up still point at it */
+	}
+	DOCA_LOG_DBG("region %llu released", (unsigned long long)region_id);
+	return DOCA_SUCCESS;
+}
+
+/* ---- queries ---- */
+
+doca_error_t sdp_plugin_mem_region_get(const struct sdp_plugin_mem *mem, uint64_t region_id,
+				       uint64_t *va_p, uint64_t *len_p)
+{
+	const struct pm_region *r;
+
+	if (mem == NULL) {
+		DOCA_LOG_ERR("sdp_plugin_mem_region_get: invalid argument: mem is NULL");
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	r = region_find(mem, region_id);
+	if (r == NULL)
+		return DOCA_ERROR_NOT_FOUND;
+	if (va_p != NULL)
+		*va_p = r->va;
+	if (len_p != NULL)
+		*len_p = r->len;
+	return DOCA_SUCCESS;
+}
+
+doca_error_t sdp_plugin_mem_check(const struct sdp_plugin_mem *mem, uint64_t region_id,
+				  uint64_t addr, size_t len)
+{
+	const struct pm_region *r;
+
+	if (mem == NULL) {
+		DOCA_LOG_ERR("sdp_plugin_mem_check: invalid argument: mem is NULL");
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	r = region_find(mem, region_id);
+	if (r == NULL)
+		return DOCA_ERROR_NOT_FOUND;
+	if (!range_inside(r, addr, len)) {
+		DOCA_LOG_ERR("%zu bytes at 0x%llx are outside region %llu [0x%llx, +%llu)", len,
+			     (unsigned long long)addr, (unsigned long long)region_id,
+			     (unsigned long long)r->va, (unsigned long long)r->len);
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	return DOCA_SUCCESS;
+}
+
+doca_error_t sdp_plugin_mem_find(const struct sdp_plugin_mem *mem, uint64_t addr, size_t len,
+				 uint64_t *region_id_p)
+{
+	const struct pm_region *r;
+
+	if (mem == NULL || len == 0 || region_id_p == NULL) {
+		DOCA_LOG_ERR("sdp_plugin_mem_find: invalid argument: mem %p, len %zu, region_id %p",
+			     (const void *)mem, len, (void *)region_id_p);
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	ucs_list_for_each(r, &mem->regions, link)
+	{
+		if (range_inside(r, addr, len)) {
+			*region_id_p = r->id;
+			return DOCA_SUCCESS;
+		}
+	}
+	return DOCA_ERROR_NOT_FOUND;
+}
+
+/* ---- non-blocking transfers ---- */
+
+static doca_error_t pm_rma_nb(struct sdp_plugin_mem *mem, enum pm_op_kind kind, uint64_t id,
+			      uint64_t addr, void *local, size_t len, sdp_plugin_mem_cb_func_t cb,
+			      void *arg, const char *what)
+{
+	struct pm_region *r;
+	doca_error_t status;
+	struct pm_op *op;
+
+	if (mem == NULL || cb == NULL || (kind != PM_OP_FLUSH && (local == NULL || len == 0))) {
+		DOCA_LOG_ERR("%s: invalid argument: mem %p, local %p, len %zu, cb %s", what,
+			     (void *)mem, local, len, cb != NULL ? "set" : "NULL");
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	status = region_for_op(mem, id, addr, len, kind != PM_OP_FLUSH, what, &r);
+	if (status != DOCA_SUCCESS)
+		return status;
+	op = calloc(1, sizeof(*op));
+	if (op == NULL) {
+		DOCA_LOG_ERR("%s: failed to allocate an operation", what);
+		return DOCA_ERROR_NO_MEMORY;
+	}
+	op->region = r;
+	op->ep = r->ep;
+	op->cb = cb;
+	op->arg = arg;
+	status = op_issue(mem, op, kind, r->rkey, addr, local, len);
+	if (status != DOCA_SUCCESS) {
+		free(op);
+		return status;
+	}
+	r->inflight++;
+	mem->inflight++;
+	return DOCA_SUCCESS;
+}
+
+doca_error_t sdp_plugin_mem_put_nb(struct sdp_plugin_mem *mem, uint64_t region_id, uint64_t addr,
+				   const void *local, size_t len, sdp_plugin_mem_cb_func_t cb,
+				   void *arg)
+{
+	/* UCX takes a non-const buffer for puts too; it only reads it. */
+	return pm_rma_nb(mem, PM_OP_PUT, region_id, addr, (void *)local, len, cb, arg,
+			 "sdp_plugin_mem_put_nb");
+}
+
+doca_error_t sdp_plugin_mem_get_nb(struct sdp_plugin_mem *mem, uint64_t region_id, uint64_t addr,
+				   void *local, size_t len, sdp_plugin_mem_cb_func_t cb, void *arg)
+{
+	return pm_rma_nb(mem, PM_OP_GET, region_id, addr, local, len, cb, arg,
+			 "sdp_plugin_mem_get_nb");
+}
+
+doca_error_t sdp_plugin_mem_flush_nb(struct sdp_plugin_mem *mem, uint64_t region_id,
+				     sdp_plugin_mem_cb_func_t cb, void *arg)
+{
+	return pm_rma_nb(mem, PM_OP_FLUSH, region_id, 0, NULL, 0, cb, arg,
+			 "sdp_plugin_mem_flush_nb");
+}
+
+/* ---- blocking transfers ---- */
+
+static int op_done(const void *arg)
+{
+	return ((const struct pm_op *)arg)->done;
+}
+
+/*
+ * Issue one blocking operation of kind and wait for it until deadline. On time-out the
+ * endpoint is closed by force (after which UCX no longer touches local).
+ */
+static doca_error_t pm_blocking_one(struct sdp_plugin_mem *mem, struct pm_region *r,
+				    enum pm_op_kind kind, uint64_t addr, void *local, size_t len,
+				    int64_t deadline, const char *what)
+{
+	doca_error_t status;
+	struct pm_op *op;
+
+	op = calloc(1, sizeof(*op));
+	if (op == NULL) {
+		DOCA_LOG_ERR("%s: failed to allocate an operation", what);
+		return DOCA_ERROR_NO_MEMORY;
+	}
+	op->ep = r->ep;
+	status = op_issue(mem, op, kind, r->rkey, addr, local, len);
+	if (status != DOCA_SUCCESS) {
+		free(op);
+		return status;
+	}
+	if (!pm_wait(mem, op_done, op, deadline)) {
+		DOCA_LOG_ERR("%s of %zu bytes at 0x%llx (%s) timed out", what, len,
+			     (unsigned long long)addr, op_kind_name(kind));
+		ep_fail(mem, r->ep);
+		if (!op->done) {
+			op->orphan = 1; /* UCX still owns it; freed when it completes */
+			ucs_list_del(&op->link);
+			op->ep->pending--;
+		} else {
+			free(op);
+		}
+		return DOCA_ERROR_TIME_OUT;
+	}
+	status = pm_status(op->status);
+	if (status != DOCA_SUCCESS)
+		DOCA_LOG_ERR("%s of %zu bytes at 0x%llx (%s) failed: %s", what, len,
+			     (unsigned long long)addr, op_kind_name(kind),
+			     ucs_status_string(op->status));
+	free(op);
+	return status;
+}
+
+static doca_error_t pm_rma(struct sdp_plugin_mem *mem, enum pm_op_kind kind, uint64_t id,
+			   uint64_t addr, void *local, size_t len, int timeout_ms, const char *what)
+{
+	struct pm_region *r;
+	doca_error_t status;
+	int64_t deadline;
+
+	if (mem == NULL || timeout_ms < 0 || (kind != PM_OP_FLUSH && (local == NULL || len == 0))) {
+		DOCA_LOG_ERR("%s: invalid argument: mem %p, local %p, len %zu, timeout %d ms", what,
+			     (void *)mem, local, len, timeout_ms);
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	status = region_for_op(mem, id, addr, len, kind != PM_OP_FLUSH, what, &r);
+	if (status != DOCA_SUCCESS)
+		return status;
+	deadline = pm_now_ms() + timeout_ms;
+	if (kind != PM_OP_FLUSH) {
+		status = pm_blocking_one(mem, r, kind, addr, local, len, deadline, what);
+		if (status != DOCA_SUCCESS || kind == PM_OP_GET)
+			return status;
+	}
+	/* A put is in host memory only once the endpoint is flushed. */
+	return pm_blocking_one(mem, r, PM_OP_FLUSH, 0, NULL, 0, deadline, what);
+}
+
+doca_error_t sdp_plugin_mem_put(struct sdp_plugin_mem *mem, uint64_t region_id, uint64_t addr,
+				const void *local, size_t len, int timeout_ms)
+{
+	return pm_rma(mem, PM_OP_PUT, region_id, addr, (void *)local, len, timeout_ms,
+		      "sdp_plugin_mem_put");
+}
+
+doca_error_t sdp_plugin_mem_get(struct sdp_plugin_mem *mem, uint64_t region_id, uint64_t addr,
+				void *local, size_t len, int timeout_ms)
+{
+	return pm_rma(mem, PM_OP_GET, region_id, addr, local, len, timeout_ms,
+		      "sdp_plugin_mem_get");
+}
+
+doca_error_t sdp_plugin_mem_flush(struct sdp_plugin_mem *mem, uint64_t region_id, int timeout_ms)
+{
+	return pm_rma(mem, PM_OP_FLUSH, region_id, 0, NULL, 0, timeout_ms, "sdp_plugin_mem_flush");
+}

@@ -1,0 +1,527 @@
+/*
+ * libdoca_urom: the export engine behind include/softdpu/urom_mem.h.
+ *
+ * One process-wide UCP context (RMA, AMO32, AMO64, WAKEUP; mt_workers_shared, so registrations
+ * from several application threads are safe) and one UCP worker whose address goes into every
+ * memh, created at the first export and destroyed at the last unexport (a reference count
+ * under engine.lock). Worker halves connect endpoints to that worker and put/get the exported
+ * buffers. Over shared memory or CMA that needs nothing from this process; over TCP UCX runs
+ * the transfer through this worker, so a thread progresses it. The thread is the only user of
+ * the worker between engine start and stop (registration and key packing are context calls),
+ * which is the serialisation UCS_THREAD_MODE_SERIALIZED asks for. It sleeps in epoll on the
+ * worker's wakeup fd and an eventfd that tells it to stop, with a bounded timeout
+ * (SDP_UROM_EXPORT_POLL_MS), and never spins while idle.
+ *
+ * UCX reads its configuration from the environment (UCX_TLS, UCX_NET_DEVICES, ...), so tests
+ * and users pick transports and devices there.
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+#include "softdpu/urom_mem.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <ucp/api/ucp.h>
+
+#include "doca_urom.h"
+#include "sdp_log.h"
+#include "sdp_urom_memh.h"
+
+SDP_LOG_COMPONENT("urom_mem");
+
+/* Longest sleep of the progress thread: UCX also has timer-driven work. */
+#define SDP_UROM_EXPORT_POLL_MS 100
+/* How long the last unexport waits for the progress thread to stop. */
+#define SDP_UROM_EXPORT_STOP_MS 5000
+
+/* The progress thread's name (/proc/<pid>/task/<tid>/comm). */
+#define SDP_UROM_EXPORT_THREAD_NAME "sdp-urom-export"
+
+#define SDP_UROM_MEM_MAGIC 0x4d454d58u /* "XMEM" */
+
+struct sdp_urom_mem {
+	uint32_t magic; /* SDP_UROM_MEM_MAGIC while exported */
+	void *buf;
+	size_t len;
+	ucp_mem_h ucp_memh;
+	void *rkey; /* ucp_rkey_pack() buffer: the mkey */
+	size_t rkey_len;
+	uint8_t *memh; /* the packed softdpu memh (sdp_urom_memh.h) */
+	size_t memh_len;
+};
+
+/* The process-wide engine; every field is guarded by lock. */
+static struct {
+	pthread_mutex_t lock;
+	unsigned long refs; /* exported buffers */
+	ucp_context_h context;
+	ucp_worker_h worker;
+	void *addr; /* copy of the worker's address */
+	size_t addr_len;
+	int worker_fd; /* ucp_worker_get_efd() */
+	int stop_fd;   /* eventfd: the thread stops when it is readable */
+	int epoll_fd;
+	pthread_t thread;
+	atomic_int stop;
+} engine = {
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.worker_fd = -1,
+	.stop_fd = -1,
+	.epoll_fd = -1,
+};
+
+/* ---- the progress thread ---- */
+
+static void *engine_thread(void *arg)
+{
+	struct timespec slice = {0, SDP_UROM_EXPORT_POLL_MS * 1000000L};
+	struct pollfd stop_pfd = {.fd = engine.stop_fd, .events = POLLIN};
+	struct epoll_event events[2];
+	int warned = 0;
+	ucs_status_t st;
+	int i, n;
+
+	(void)arg;
+	while (!atomic_load(&engine.stop)) {
+		/* Drain what is pending; stop requests are seen between rounds. */
+		if (ucp_worker_progress(engine.worker) != 0)
+			continue;
+		st = ucp_worker_arm(engine.worker);
+		if (st == UCS_ERR_BUSY)
+			continue;
+		if (st != UCS_OK) {
+			/* The wakeup fd cannot be trusted: progress on a timer, bounded. */
+			if (!warned)
+				sdp_warn("ucp_worker_arm of the export worker failed: %s; polling "
+					 "every %d ms",
+					 ucs_status_string(st), SDP_UROM_EXPORT_POLL_MS);
+			warned = 1;
+			stop_pfd.revents = 0;
+			if (poll(&stop_pfd, 1, SDP_UROM_EXPORT_POLL_MS) > 0)
+				atomic_store(&engine.stop, 1);
+			continue;
+		}
+		n = epoll_wait(engine.epoll_fd, events, 2, SDP_UROM_EXPORT_POLL_MS);
+		if (n < 0 && errno != EINTR) {
+			if (!warned)
+				sdp_warn("epoll_wait of the export thread failed: %m");
+			warned = 1;
+			/* Keep the bound without the fd: sleep one slice instead. */
+			nanosleep(&slice, NULL);
+			continue;
+		}
+		for (i = 0; i < n; i++) {
+			if (events[i].data.fd == engine.stop_fd)
+				atomic_store(&engine.stop, 1);
+		}
+	}
+	return NULL;
+}
+
+/* ---- engine start / stop (engine.lock held) ---- */
+
+static void engine_close_fds(void)
+{
+	if (engine.epoll_fd >= 0)
+		close(engine.epoll_fd);
+	if (engine.stop_fd >= 0)
+		close(engine.stop_fd);
+	engine.epoll_fd = -1;
+	engine.stop_fd = -1;
+	engine.worker_fd = -1; /* UCX's, not closed here */
+}
+
+static doca_error_t engine_watch(int fd, const char *what)
+{
+	struct epoll_event ev;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.events = EPOLLIN;
+	ev.data.fd = fd;
+	if (epoll_ctl(engine.epoll_fd, EPOLL_CTL_ADD, fd, &ev) != 0) {
+		sdp_error("failed to watch the %s fd %d: %m", what, fd);
+		return DOCA_ERROR_OPERATING_SYSTEM;
+	}
+	return DOCA_SUCCESS;
+}
+
+/* The worker's address into engine.addr. */
+static doca_error_t engine_copy_address(void)
+{
+	ucp_address_t *addr;
+	ucs_status_t st;
+	size_t len;
+
+	st = ucp_worker_get_address(engine.worker, &addr, &len);
+	if (st != UCS_OK) {
+		sdp_error("ucp_worker_get_address of the export worker failed: %s",
+			  ucs_status_string(st));
+		return DOCA_ERROR_DRIVER;
+	}
+	if (len == 0 || len > SDP_UROM_MEMH_ADDR_MAX) {
+		sdp_error("the export worker's address is %zu bytes; a memh carries 1 .. %d", len,
+			  SDP_UROM_MEMH_ADDR_MAX);
+		ucp_worker_release_address(engine.worker, addr);
+		return DOCA_ERROR_DRIVER;
+	}
+	engine.addr = malloc(len);
+	if (engine.addr == NULL) {
+		sdp_error("failed to allocate %zu bytes for the export worker's address", len);
+		ucp_worker_release_address(engine.worker, addr);
+		return DOCA_ERROR_NO_MEMORY;
+	}
+	memcpy(engine.addr, addr, len);
+	engine.addr_len = len;
+	ucp_worker_release_address(engine.worker, addr);
+	return DOCA_SUCCESS;
+}
+
+static doca_error_t engine_create_ucp(void)
+{
+	ucp_worker_params_t wparams;
+	ucp_params_t params;
+	ucp_config_t *config;
+	ucs_status_t st;
+
+	st = ucp_config_read(NULL, NULL, &config);
+	if (st != UCS_OK) {
+		sdp_error("ucp_config_read failed: %s", ucs_status_string(st));
+		return DOCA_ERROR_DRIVER;
+	}
+	memset(&params, 0, sizeof(params));
+	params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED;
+	params.features =
+		UCP_FEATURE_RMA | UCP_FEATURE_AMO32 | UCP_FEATURE_AMO64 | UCP_FEATURE_WAKEUP;
+	/* Registrations come from any application thread while the thread progresses. */
+	params.mt_workers_shared = 1;
+	st = ucp_init(&params, config, &engine.context);
+	ucp_config_release(config);
+	if (st != UCS_OK) {
+		sdp_error("ucp_init of the export context failed: %s", ucs_status_string(st));
+		engine.context = NULL;
+		return DOCA_ERROR_DRIVER;
+	}
+	memset(&wparams, 0, sizeof(wparams));
+	wparams.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
+	wparams.thread_mode = UCS_THREAD_MODE_SERIALIZED;
+	st = ucp_worker_create(engine.context, &wparams, &engine.worker);
+	if (st != UCS_OK) {
+		sdp_error("ucp_worker_create of the export worker failed: %s",
+			  ucs_status_string(st));
+		engine.worker = NULL;
+		ucp_cleanup(engine.context);
+		engine.context = NULL;
+		return DOCA_ERROR_DRIVER;
+	}
+	st = ucp_worker_get_efd(engine.worker, &engine.worker_fd);
+	if (st != UCS_OK) {
+		sdp_error("ucp_worker_get_efd of the export worker failed: %s",
+			  ucs_status_string(st));
+		ucp_worker_destroy(engine.worker);
+		ucp_cleanup(engine.context);
+		engine.worker = NULL;
+		engine.context = NULL;
+		return DOCA_ERROR_DRIVER;
+	}
+	return DOCA_SUCCESS;
+}
+
+static void engine_destroy_ucp(void)
+{
+	free(engine.addr);
+	engine.addr = NULL;
+	engine.addr_len = 0;
+	if (engine.worker != NULL)
+		ucp_worker_destroy(engine.worker);
+	if (engine.context != NULL)
+		ucp_cleanup(engine.context);
+	engine.worker = NULL;
+	engine.context = NULL;
+}
+
+static doca_error_t engine_start(void)
+{
+	sigset_t all, old;
+	doca_error_t status;
+	int err;
+
+	status = engine_create_ucp();
+	if (status != DOCA_SUCCESS)
+		return status;
+	status = engine_copy_address();
+	if (status != DOCA_SUCCESS)
+		goto err_destroy_ucp;
+	engine.stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (engine.stop_fd < 0) {
+		sdp_error("failed to create the export thread's eventfd: %m");
+		status = DOCA_ERROR_OPERATING_SYSTEM;
+		goto err_destroy_ucp;
+	}
+	engine.epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+	if (engine.epoll_fd < 0) {
+		sdp_error("failed to create the export thread's epoll fd: %m");
+		status = DOCA_ERROR_OPERATING_SYSTEM;
+		goto err_close_fds;
+	}
+	status = engine_watch(engine.worker_fd, "UCP wakeup");
+	if (status != DOCA_SUCCESS)
+		goto err_close_fds;
+	status = engine_watch(engine.stop_fd, "stop eventfd");
+	if (status != DOCA_SUCCESS)
+		goto err_close_fds;
+
+	/* The thread takes no signals: they belong to the application's threads. */
+	atomic_store(&engine.stop, 0);
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = pthread_create(&engine.thread, NULL, engine_thread, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err != 0) {
+		errno = err;
+		sdp_error("failed to start the export progress thread: %m");
+		status = DOCA_ERROR_OPERATING_SYSTEM;
+		goto err_close_fds;
+	}
+	/* For ps and top (and the tests, which count it). */
+	(void)pthread_setname_np(engine.thread, SDP_UROM_EXPORT_THREAD_NAME);
+	sdp_debug("export engine started: UCP worker %p, address of %zu bytes",
+		  (void *)engine.worker, engine.addr_len);
+	return DOCA_SUCCESS;
+
+err_close_fds:
+	engine_close_fds();
+err_destroy_ucp:
+	engine_destroy_ucp();
+	return status;
+}
+
+static void engine_stop(void)
+{
+	struct timespec deadline;
+	uint64_t one = 1;
+	int err;
+
+	atomic_store(&engine.stop, 1);
+	if (write(engine.stop_fd, &one, sizeof(one)) != (ssize_t)sizeof(one))
+		sdp_warn("failed to wake the export thread: %m; it stops within %d ms",
+			 SDP_UROM_EXPORT_POLL_MS);
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += SDP_UROM_EXPORT_STOP_MS / 1000;
+	err = pthread_timedjoin_np(engine.thread, NULL, &deadline);
+	if (err != 0) {
+		/* The thread may still be inside UCX: leak the engine rather than crash. */
+		errno = err;
+		sdp_error("the export thread did not stop within %d ms (%m); leaking the export "
+			  "engine",
+			  SDP_UROM_EXPORT_STOP_MS);
+		engine.worker = NULL;
+		engine.context = NULL;
+		engine.addr = NULL;
+		engine.stop_fd = engine.epoll_fd = -1;
+		return;
+	}
+	engine_close_fds();
+	engine_destroy_ucp();
+	sdp_debug("export engine stopped");
+}
+
+/* ---- public calls ---- */
+
+static int mem_live(const struct sdp_urom_mem *mem)
+{
+	return mem != NULL && mem->magic == SDP_UROM_MEM_MAGIC;
+}
+
+/* Register mem->buf and fill the keys (engine.lock held, engine started). */
+static doca_error_t mem_register(struct sdp_urom_mem *mem)
+{
+	ucp_mem_map_params_t mparams;
+	struct sdp_urom_memh desc;
+	doca_error_t status;
+	ucs_status_t st;
+
+	memset(&mparams, 0, sizeof(mparams));
+	mparams.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH;
+	mparams.address = mem->buf;
+	mparams.length = mem->len;
+	st = ucp_mem_map(engine.context, &mparams, &mem->ucp_memh);
+	if (st != UCS_OK) {
+		sdp_error("ucp_mem_map of %zu bytes at %p failed: %s", mem->len, mem->buf,
+			  ucs_status_string(st));
+		return DOCA_ERROR_DRIVER;
+	}
+	st = ucp_rkey_pack(engine.context, mem->ucp_memh, &mem->rkey, &mem->rkey_len);
+	if (st != UCS_OK) {
+		sdp_error("ucp_rkey_pack of %zu bytes at %p failed: %s", mem->len, mem->buf,
+			  ucs_status_string(st));
+		status = DOCA_ERROR_DRIVER;
+		goto err_unmap;
+	}
+	if (mem->rkey_len == 0 || mem->rkey_len > SDP_UROM_MEMH_RKEY_MAX) {
+		sdp_error("UCX packed a %zu-byte remote key; a memh carries 1 .. %d", mem->rkey_len,
+			  SDP_UROM_MEMH_RKEY_MAX);
+		status = DOCA_ERROR_DRIVER;
+		goto err_release_rkey;
+	}
+	memset(&desc, 0, sizeof(desc));
+	desc.flags = SDP_UROM_MEMH_FLAG_OWNER_PROGRESS;
+	desc.va = (uint64_t)(uintptr_t)mem->buf;
+	desc.len = mem->len;
+	desc.owner_addr = engine.addr;
+	desc.owner_addr_len = (uint32_t)engine.addr_len;
+	desc.rkey = mem->rkey;
+	desc.rkey_len = (uint32_t)mem->rkey_len;
+	mem->memh_len = sdp_urom_memh_packed_size(&desc);
+	mem->memh = malloc(mem->memh_len);
+	if (mem->memh == NULL) {
+		sdp_error("failed to allocate a memh of %zu bytes", mem->memh_len);
+		status = DOCA_ERROR_NO_MEMORY;
+		goto err_release_rkey;
+	}
+	status = sdp_urom_memh_pack(&desc, mem->memh, mem->memh_len, &mem->memh_len);
+	if (status != DOCA_SUCCESS)
+		goto err_free_memh;
+	return DOCA_SUCCESS;
+
+err_free_memh:
+	free(mem->memh);
+	mem->memh = NULL;
+err_release_rkey:
+	ucp_rkey_buffer_release(mem->rkey);
+	mem->rkey = NULL;
+err_unmap:
+	(void)ucp_mem_unmap(engine.context, mem->ucp_memh);
+	mem->ucp_memh = NULL;
+	return status;
+}
+
+doca_error_t sdp_urom_mem_export(void *buf, size_t len, struct sdp_urom_mem **mem_p)
+{
+	struct sdp_urom_mem *mem;
+	doca_error_t status;
+
+	if (buf == NULL || len == 0 || mem_p == NULL || (uintptr_t)buf > UINTPTR_MAX - len) {
+		sdp_error("sdp_urom_mem_export: invalid argument: buf %p, len %zu, mem %p", buf,
+			  len, (void *)mem_p);
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	mem = calloc(1, sizeof(*mem));
+	if (mem == NULL) {
+		sdp_error("failed to allocate an exported buffer record");
+		return DOCA_ERROR_NO_MEMORY;
+	}
+	mem->buf = buf;
+	mem->len = len;
+
+	pthread_mutex_lock(&engine.lock);
+	if (engine.refs == 0) {
+		status = engine_start();
+		if (status != DOCA_SUCCESS)
+			goto err_unlock;
+	}
+	status = mem_register(mem);
+	if (status != DOCA_SUCCESS) {
+		if (engine.refs == 0)
+			engine_stop();
+		goto err_unlock;
+	}
+	engine.refs++;
+	pthread_mutex_unlock(&engine.lock);
+
+	mem->magic = SDP_UROM_MEM_MAGIC;
+	sdp_debug("exported %zu bytes at %p: memh %zu bytes, mkey %zu bytes", len, buf,
+		  mem->memh_len, mem->rkey_len);
+	*mem_p = mem;
+	return DOCA_SUCCESS;
+
+err_unlock:
+	pthread_mutex_unlock(&engine.lock);
+	free(mem);
+	return status;
+}
+
+doca_error_t sdp_urom_mem_get_memh(const struct sdp_urom_mem *mem, const void **memh, size_t *len)
+{
+	if (!mem_live(mem) || memh == NULL || len == NULL) {
+		sdp_error("sdp_urom_mem_get_memh: invalid argument: mem %p%s, memh %p, len %p",
+			  (const void *)mem, mem != NULL && !mem_live(mem) ? " (unexported?)" : "",
+			  (void *)memh, (void *)len);
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	*memh = mem->memh;
+	*len = mem->memh_len;
+	return DOCA_SUCCESS;
+}
+
+doca_error_t sdp_urom_mem_get_mkey(const struct sdp_urom_mem *mem, const void **mkey, size_t *len)
+{
+	if (!mem_live(mem) || mkey == NULL || len == NULL) {
+		sdp_error("sdp_urom_mem_get_mkey: invalid argument: mem %p%s, mkey %p, len %p",
+			  (const void *)mem, mem != NULL && !mem_live(mem) ? " (unexported?)" : "",
+			  (void *)mkey, (void *)len);
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	*mkey = mem->rkey;
+	*len = mem->rkey_len;
+	return DOCA_SUCCESS;
+}
+
+doca_error_t sdp_urom_mem_unexport(struct sdp_urom_mem *mem)
+{
+	ucs_status_t st;
+
+	if (!mem_live(mem)) {
+		sdp_error("sdp_urom_mem_unexport: invalid argument: mem %p%s", (void *)mem,
+			  mem != NULL ? " is not exported" : "");
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	mem->magic = 0;
+	pthread_mutex_lock(&engine.lock);
+	ucp_rkey_buffer_release(mem->rkey);
+	st = ucp_mem_unmap(engine.context, mem->ucp_memh);
+	if (st != UCS_OK)
+		sdp_warn("ucp_mem_unmap of %zu bytes at %p failed: %s", mem->len, mem->buf,
+			 ucs_status_string(st));
+	if (--engine.refs == 0)
+		engine_stop();
+	pthread_mutex_unlock(&engine.lock);
+	sdp_debug("unexported %zu bytes at %p", mem->len, mem->buf);
+	free(mem->memh);
+	free(mem);
+	return DOCA_SUCCESS;
+}
+
+doca_error_t sdp_urom_domain_export_buffer(struct doca_urom_domain *domain, void *buf, size_t len,
+					   struct sdp_urom_mem **mem_p)
+{
+	struct sdp_urom_mem *mem;
+	doca_error_t status;
+
+	if (domain == NULL || mem_p == NULL) {
+		sdp_error("sdp_urom_domain_export_buffer: invalid argument: domain %p, mem %p",
+			  (void *)domain, (void *)mem_p);
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	status = sdp_urom_mem_export(buf, len, &mem);
+	if (status != DOCA_SUCCESS)
+		return status;
+	/* The domain copies both byte strings. */
+	status = doca_urom_domain_add_buffer(domain, buf, len, mem->memh, mem->memh_len, mem->rkey,
+					     mem->rkey_len);
+	if (status != DOCA_SUCCESS) {
+		(void)sdp_urom_mem_unexport(mem);
+		return status;
+	}
+	*mem_p = mem;
+	return DOCA_SUCCESS;
+}

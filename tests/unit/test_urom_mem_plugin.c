@@ -1,0 +1,395 @@
+/*
+ * The worker-side host memory helper (plugins/common/sdp_plugin_mem.h) against the export
+ * engine of this same process (include/softdpu/urom_mem.h): imports and what they refuse, range
+ * checks that move nothing and log once, unknown ids, callbacks that run only from
+ * sdp_plugin_mem_progress(), release while busy, regions sharing an endpoint, imports through
+ * domain lookups (a fake runtime table, cached per segment), destroy with work in flight.
+ *
+ *   test_urom_mem_plugin [tcp]      (tcp: UCX_TLS=tcp, RMA through the export thread)
+ *
+ * tests/integration/test_urom_mem.c does the same across processes.
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+#include <poll.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <ucp/api/ucp.h>
+
+#include "doca_urom.h"
+#include "sdp_plugin_mem.h"
+#include "sdp_urom_memh.h"
+#include "softdpu/urom_mem.h"
+#include "t_helpers.h"
+#include "t_log_capture.h"
+
+#define T_TIMEOUT_MS 10000
+
+struct side {
+	ucp_context_h context;
+	ucp_worker_h worker;
+	int efd;
+	struct sdp_plugin_mem *mem;
+};
+
+static int side_open(struct side *s)
+{
+	ucp_worker_params_t wparams;
+	ucp_params_t params;
+	ucp_config_t *config;
+
+	memset(s, 0, sizeof(*s));
+	memset(&params, 0, sizeof(params));
+	sdp_plugin_mem_ucp_params(&params);
+	sdp_plugin_mem_ucp_params(NULL);
+	T_TRUE(params.field_mask & UCP_PARAM_FIELD_FEATURES);
+	T_TRUE(params.features & UCP_FEATURE_RMA);
+	if (ucp_config_read(NULL, NULL, &config) != UCS_OK)
+		return -1;
+	if (ucp_init(&params, config, &s->context) != UCS_OK) {
+		ucp_config_release(config);
+		return -1;
+	}
+	ucp_config_release(config);
+	memset(&wparams, 0, sizeof(wparams));
+	if (ucp_worker_create(s->context, &wparams, &s->worker) != UCS_OK) {
+		ucp_cleanup(s->context);
+		return -1;
+	}
+	if (ucp_worker_get_efd(s->worker, &s->efd) != UCS_OK) {
+		ucp_worker_destroy(s->worker);
+		ucp_cleanup(s->context);
+		return -1;
+	}
+	T_STATUS(sdp_plugin_mem_create(NULL, &s->mem), DOCA_ERROR_INVALID_VALUE);
+	T_STATUS(sdp_plugin_mem_create(s->worker, NULL), DOCA_ERROR_INVALID_VALUE);
+	T_OK(sdp_plugin_mem_create(s->worker, &s->mem));
+	return s->mem != NULL ? 0 : -1;
+}
+
+static void side_close(struct side *s)
+{
+	sdp_plugin_mem_destroy(s->mem);
+	ucp_worker_destroy(s->worker);
+	ucp_cleanup(s->context);
+}
+
+struct cb_count {
+	int calls;
+	doca_error_t last;
+};
+
+static void count_cb(void *arg, doca_error_t status)
+{
+	struct cb_count *c = arg;
+
+	c->calls++;
+	c->last = status;
+}
+
+/* Progress until c->calls reaches want, sleeping on the worker's event fd (bounded). */
+static void progress_until(struct side *s, struct cb_count *c, int want)
+{
+	struct pollfd pfd = {.fd = s->efd, .events = POLLIN};
+	int slices = 0;
+
+	while (c->calls < want && slices < T_TIMEOUT_MS / 10) {
+		if (sdp_plugin_mem_progress(s->mem))
+			continue;
+		if (ucp_worker_arm(s->worker) == UCS_OK) {
+			pfd.revents = 0;
+			if (poll(&pfd, 1, 10) == 0)
+				slices++;
+		}
+	}
+	T_EQ_INT(c->calls, want);
+}
+
+static void fill(uint8_t *p, size_t n, unsigned seed)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		p[i] = (uint8_t)(seed + i * 31 + (i >> 8));
+}
+
+static void test_plugin_local(void)
+{
+	enum {
+		REGION = 256 << 10,
+		GUARD = 4096
+	};
+	static uint8_t host[GUARD + REGION + GUARD], shadow[sizeof(host)], local[REGION];
+	const uint64_t va = (uintptr_t)(host + GUARD);
+	struct cb_count c = {0, DOCA_SUCCESS};
+	struct sdp_urom_mem *exp = NULL;
+	uint64_t id = 0, id2 = 0, got_va = 0, got_len = 0, found = 0;
+	const void *memh, *mkey;
+	size_t memh_len, mkey_len, sz;
+	struct sdp_urom_memh d;
+	struct side s;
+	uint8_t junk[40];
+
+	fill(host, sizeof(host), 3);
+	memcpy(shadow, host, sizeof(host));
+	T_OK(sdp_urom_mem_export(host + GUARD, REGION, &exp));
+	if (exp == NULL || side_open(&s) != 0) {
+		t_fail("cannot set up the worker side");
+		return;
+	}
+	T_OK(sdp_urom_mem_get_memh(exp, &memh, &memh_len));
+	T_OK(sdp_urom_mem_get_mkey(exp, &mkey, &mkey_len));
+
+	/* Imports: bad bytes, then a good one. */
+	memset(junk, 0, sizeof(junk));
+	T_STATUS(sdp_plugin_mem_import(s.mem, junk, sizeof(junk), &id), DOCA_ERROR_INVALID_VALUE);
+	T_STATUS(sdp_plugin_mem_import(s.mem, memh, memh_len - 1, &id), DOCA_ERROR_INVALID_VALUE);
+	T_STATUS(sdp_plugin_mem_import(NULL, memh, memh_len, &id), DOCA_ERROR_INVALID_VALUE);
+	T_STATUS(sdp_plugin_mem_import(s.mem, memh, memh_len, NULL), DOCA_ERROR_INVALID_VALUE);
+	T_EQ_INT(id, 0);
+	T_OK(sdp_plugin_mem_import(s.mem, memh, memh_len, &id));
+	T_TRUE(id != 0);
+	T_OK(sdp_plugin_mem_region_get(s.mem, id, &got_va, &got_len));
+	T_EQ_INT(got_va, va);
+	T_EQ_INT(got_len, REGION);
+	T_STATUS(sdp_plugin_mem_region_get(s.mem, id + 100, &got_va, NULL), DOCA_ERROR_NOT_FOUND);
+	T_OK(sdp_plugin_mem_find(s.mem, va + 10, 20, &found));
+	T_EQ_INT(found, id);
+	T_STATUS(sdp_plugin_mem_find(s.mem, va + REGION - 1, 2, &found), DOCA_ERROR_NOT_FOUND);
+	T_OK(sdp_plugin_mem_check(s.mem, id, va, REGION));
+	T_STATUS(sdp_plugin_mem_check(s.mem, id, va, REGION + 1), DOCA_ERROR_INVALID_VALUE);
+	T_STATUS(sdp_plugin_mem_check(s.mem, id, va - 1, 1), DOCA_ERROR_INVALID_VALUE);
+	T_STATUS(sdp_plugin_mem_check(s.mem, id, va, 0), DOCA_ERROR_INVALID_VALUE);
+	T_STATUS(sdp_plugin_mem_check(s.mem, 999, va, 1), DOCA_ERROR_NOT_FOUND);
+
+	/* Blocking put/get of a few sizes at odd offsets, every byte checked. */
+	for (sz = 1; sz <= REGION; sz = sz * 3 + 1) {
+		size_t off = (sz * 7) % (REGION - sz + 1);
+
+		fill(local, sz, (unsigned)sz);
+		T_OK(sdp_plugin_mem_put(s.mem, id, va + off, local, sz, T_TIMEOUT_MS));
+		memcpy(shadow + GUARD + off, local, sz);
+		T_TRUE(memcmp(host, shadow, sizeof(host)) == 0);
+		fill(host + GUARD + off, sz, (unsigned)sz + 99);
+		memcpy(shadow + GUARD + off, host + GUARD + off, sz);
+		memset(local, 0, sz);
+		T_OK(sdp_plugin_mem_get(s.mem, id, va + off, local, sz, T_TIMEOUT_MS));
+		T_TRUE(memcmp(local, host + GUARD + off, sz) == 0);
+	}
+
+	/* Refusals move nothing and log once. */
+	fill(local, 64, 77);
+	t_log_reset();
+	T_STATUS(sdp_plugin_mem_put(s.mem, id, va - 1, local, 2, T_TIMEOUT_MS),
+		 DOCA_ERROR_INVALID_VALUE);
+	T_EQ_INT(t_log_nb, 1);
+	T_STATUS(sdp_plugin_mem_put(s.mem, id, va + REGION - 1, local, 2, T_TIMEOUT_MS),
+		 DOCA_ERROR_INVALID_VALUE);
+	T_STATUS(sdp_plugin_mem_put(s.mem, id, va + REGION, local, 1, T_TIMEOUT_MS),
+		 DOCA_ERROR_INVALID_VALUE);
+	T_STATUS(sdp_plugin_mem_put(s.mem, id, UINT64_MAX, local, 2, T_TIMEOUT_MS),
+		 DOCA_ERROR_INVALID_VALUE);
+	T_STATUS(sdp_plugin_mem_put(s.mem, id, va + 8, local, SIZE_MAX, T_TIMEOUT_MS),
+		 DOCA_ERROR_INVALID_VALUE);
+	T_STATUS(sdp_plugin_mem_put(s.mem, id, va, local, 0, T_TIMEOUT_MS),
+		 DOCA_ERROR_INVALID_VALUE);
+	T_STATUS(sdp_plugin_mem_put(s.mem, id, va, NULL, 8, T_TIMEOUT_MS),
+		 DOCA_ERROR_INVALID_VALUE);
+	T_STATUS(sdp_plugin_mem_put(s.mem, id, va, local, 8, -1), DOCA_ERROR_INVALID_VALUE);
+	T_STATUS(sdp_plugin_mem_put(s.mem, id + 1000, va, local, 8, T_TIMEOUT_MS),
+		 DOCA_ERROR_NOT_FOUND);
+	T_STATUS(sdp_plugin_mem_put_nb(s.mem, id, va - 8, local, 16, count_cb, &c),
+		 DOCA_ERROR_INVALID_VALUE);
+	T_STATUS(sdp_plugin_mem_put_nb(s.mem, id, va, local, 16, NULL, &c),
+		 DOCA_ERROR_INVALID_VALUE);
+	T_STATUS(sdp_plugin_mem_get_nb(s.mem, 0, va, local, 16, count_cb, &c),
+		 DOCA_ERROR_NOT_FOUND);
+	T_STATUS(sdp_plugin_mem_get(s.mem, id, va + REGION - 4, local, 8, T_TIMEOUT_MS),
+		 DOCA_ERROR_INVALID_VALUE);
+	T_STATUS(sdp_plugin_mem_flush_nb(s.mem, 12345, count_cb, &c), DOCA_ERROR_NOT_FOUND);
+	T_STATUS(sdp_plugin_mem_flush(s.mem, 12345, T_TIMEOUT_MS), DOCA_ERROR_NOT_FOUND);
+	T_OK(sdp_plugin_mem_flush(s.mem, id, T_TIMEOUT_MS));
+	T_TRUE(memcmp(host, shadow, sizeof(host)) == 0);
+	T_EQ_INT(c.calls, 0);
+
+	/* Non-blocking: callbacks only from sdp_plugin_mem_progress(), release refused meanwhile. */
+	fill(local, 4096, 5);
+	T_OK(sdp_plugin_mem_put_nb(s.mem, id, va + 100, local, 4096, count_cb, &c));
+	T_OK(sdp_plugin_mem_flush_nb(s.mem, id, count_cb, &c));
+	T_EQ_INT(c.calls, 0);
+	T_EQ_INT(sdp_plugin_mem_inflight(s.mem), 2);
+	T_STATUS(sdp_plugin_mem_release(s.mem, id), DOCA_ERROR_IN_USE);
+	progress_until(&s, &c, 2);
+	T_EQ_INT(c.last, DOCA_SUCCESS);
+	T_EQ_INT(sdp_plugin_mem_inflight(s.mem), 0);
+	memcpy(shadow + GUARD + 100, local, 4096);
+	T_TRUE(memcmp(host, shadow, sizeof(host)) == 0);
+	memset(local, 0, 4096);
+	T_OK(sdp_plugin_mem_get_nb(s.mem, id, va + 100, local, 4096, count_cb, &c));
+	progress_until(&s, &c, 3);
+	T_TRUE(memcmp(local, host + GUARD + 100, 4096) == 0);
+	/* An idle flush completes too, from progress. */
+	T_OK(sdp_plugin_mem_flush_nb(s.mem, id, count_cb, &c));
+	T_EQ_INT(c.calls, 3);
+	progress_until(&s, &c, 4);
+
+	/* The same registration through import_rkey (owner address from the memh). */
+	T_OK(sdp_urom_memh_unpack(memh, memh_len, &d));
+	T_STATUS(sdp_plugin_mem_import_rkey(s.mem, d.owner_addr, d.owner_addr_len, va, 0, mkey,
+					    mkey_len, &id2),
+		 DOCA_ERROR_INVALID_VALUE);
+	T_STATUS(sdp_plugin_mem_import_rkey(s.mem, d.owner_addr, d.owner_addr_len, UINT64_MAX, 2,
+					    mkey, mkey_len, &id2),
+		 DOCA_ERROR_INVALID_VALUE);
+	T_OK(sdp_plugin_mem_import_rkey(s.mem, d.owner_addr, d.owner_addr_len, va + 64, 64, mkey,
+					mkey_len, &id2));
+	T_TRUE(id2 != id && id2 != 0);
+	fill(local, 64, 200);
+	T_OK(sdp_plugin_mem_put(s.mem, id2, va + 64, local, 64, T_TIMEOUT_MS));
+	T_STATUS(sdp_plugin_mem_put(s.mem, id2, va, local, 64, T_TIMEOUT_MS),
+		 DOCA_ERROR_INVALID_VALUE);
+	memcpy(shadow + GUARD + 64, local, 64);
+	T_TRUE(memcmp(host, shadow, sizeof(host)) == 0);
+	T_OK(sdp_plugin_mem_release(s.mem, id2));
+	T_STATUS(sdp_plugin_mem_release(s.mem, id2), DOCA_ERROR_NOT_FOUND);
+	T_STATUS(sdp_plugin_mem_release(NULL, id), DOCA_ERROR_INVALID_VALUE);
+	/* The first region still works through the shared endpoint. */
+	T_OK(sdp_plugin_mem_get(s.mem, id, va, local, 64, T_TIMEOUT_MS));
+	T_TRUE(memcmp(local, host + GUARD, 64) == 0);
+	T_OK(sdp_plugin_mem_release(s.mem, id));
+	T_STATUS(sdp_plugin_mem_put(s.mem, id, va, local, 1, T_TIMEOUT_MS), DOCA_ERROR_NOT_FOUND);
+
+	/* Destroy with work in flight: callbacks still run exactly once, from destroy. */
+	T_OK(sdp_plugin_mem_import(s.mem, memh, memh_len, &id));
+	c.calls = 0;
+	T_OK(sdp_plugin_mem_get_nb(s.mem, id, va, local, 1024, count_cb, &c));
+	T_OK(sdp_plugin_mem_put_nb(s.mem, id, va + 2048, host + GUARD + 2048, 1024, count_cb, &c));
+	side_close(&s);
+	T_EQ_INT(c.calls, 2);
+	T_TRUE(memcmp(host, shadow, sizeof(host)) == 0);
+	T_OK(sdp_urom_mem_unexport(exp));
+}
+
+/* A fake runtime table for import_domain: member 7 has two segments. */
+struct fake_domain {
+	struct urom_worker_ctx ctx;
+	const void *memh[2];
+	size_t memh_len[2];
+	uint64_t va[2], len[2];
+	int memh_lookups;
+};
+
+static doca_error_t fake_seg(struct urom_worker_ctx *ctx, uint64_t id, uint64_t va, int *seg)
+{
+	struct fake_domain *f = (struct fake_domain *)ctx;
+	int i;
+
+	if (seg == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	for (i = 0; i < 2 && id == 7; i++) {
+		if (va >= f->va[i] && va - f->va[i] < f->len[i]) {
+			*seg = i;
+			return DOCA_SUCCESS;
+		}
+	}
+	return DOCA_ERROR_NOT_FOUND;
+}
+
+static doca_error_t fake_memh(struct urom_worker_ctx *ctx, uint64_t id, int seg, size_t *len,
+			      void **memh)
+{
+	struct fake_domain *f = (struct fake_domain *)ctx;
+
+	f->memh_lookups++;
+	if (id != 7 || seg < 0 || seg > 1)
+		return DOCA_ERROR_NOT_FOUND;
+	*len = f->memh_len[seg];
+	*memh = (void *)f->memh[seg];
+	return DOCA_SUCCESS;
+}
+
+static void test_plugin_domain(void)
+{
+	static uint8_t seg0[1000], seg1[3000], local[3000];
+	struct sdp_urom_mem *e0 = NULL, *e1 = NULL;
+	uint64_t id0 = 0, id0b = 0, id1 = 0, idx = 0;
+	struct fake_domain f;
+	struct side s;
+
+	memset(&f, 0, sizeof(f));
+	f.ctx.domain_iface.seg_lookup = fake_seg;
+	f.ctx.domain_iface.memh_lookup = fake_memh;
+	T_OK(sdp_urom_mem_export(seg0, sizeof(seg0), &e0));
+	T_OK(sdp_urom_mem_export(seg1, sizeof(seg1), &e1));
+	if (e0 == NULL || e1 == NULL || side_open(&s) != 0) {
+		t_fail("cannot set up the domain test");
+		return;
+	}
+	T_OK(sdp_urom_mem_get_memh(e0, &f.memh[0], &f.memh_len[0]));
+	T_OK(sdp_urom_mem_get_memh(e1, &f.memh[1], &f.memh_len[1]));
+	f.va[0] = (uintptr_t)seg0;
+	f.len[0] = sizeof(seg0);
+	f.va[1] = (uintptr_t)seg1;
+	f.len[1] = sizeof(seg1);
+
+	T_STATUS(sdp_plugin_mem_import_domain(s.mem, NULL, 7, f.va[0], &id0),
+		 DOCA_ERROR_INVALID_VALUE);
+	T_STATUS(sdp_plugin_mem_import_domain(s.mem, &f.ctx, 8, f.va[0], &id0),
+		 DOCA_ERROR_NOT_FOUND);
+	T_STATUS(sdp_plugin_mem_import_domain(s.mem, &f.ctx, 7, f.va[1] + sizeof(seg1), &id0),
+		 DOCA_ERROR_NOT_FOUND);
+	T_EQ_INT(f.memh_lookups, 0);
+	T_OK(sdp_plugin_mem_import_domain(s.mem, &f.ctx, 7, f.va[0] + 5, &id0));
+	T_OK(sdp_plugin_mem_import_domain(s.mem, &f.ctx, 7, f.va[0] + 999, &id0b));
+	T_EQ_INT(id0b, id0); /* cached per (member, segment) */
+	T_EQ_INT(f.memh_lookups, 1);
+	T_OK(sdp_plugin_mem_import_domain(s.mem, &f.ctx, 7, f.va[1], &id1));
+	T_TRUE(id1 != id0);
+	T_EQ_INT(f.memh_lookups, 2);
+
+	fill(seg1, sizeof(seg1), 9);
+	T_OK(sdp_plugin_mem_get(s.mem, id1, f.va[1], local, sizeof(seg1), T_TIMEOUT_MS));
+	T_TRUE(memcmp(local, seg1, sizeof(seg1)) == 0);
+	fill(local, sizeof(seg0), 11);
+	T_OK(sdp_plugin_mem_put(s.mem, id0, f.va[0], local, sizeof(seg0), T_TIMEOUT_MS));
+	T_TRUE(memcmp(local, seg0, sizeof(seg0)) == 0);
+	/* Segment 0's region does not reach into segment 1. */
+	T_STATUS(sdp_plugin_mem_get(s.mem, id0, f.va[1], local, 1, T_TIMEOUT_MS),
+		 DOCA_ERROR_INVALID_VALUE);
+
+	/* Released early: the next lookup imports it again under a new id. */
+	T_OK(sdp_plugin_mem_release(s.mem, id0));
+	T_OK(sdp_plugin_mem_import_domain(s.mem, &f.ctx, 7, f.va[0], &idx));
+	T_TRUE(idx != id0);
+	T_EQ_INT(f.memh_lookups, 3);
+
+	/* A memh the runtime hands out garbled is refused. */
+	f.memh_len[1] = 10;
+	T_OK(sdp_plugin_mem_release(s.mem, id1));
+	T_STATUS(sdp_plugin_mem_import_domain(s.mem, &f.ctx, 7, f.va[1], &id1),
+		 DOCA_ERROR_INVALID_VALUE);
+
+	side_close(&s); /* domain regions belong to the table */
+	T_OK(sdp_urom_mem_unexport(e0));
+	T_OK(sdp_urom_mem_unexport(e1));
+}
+
+int main(int argc, char **argv)
+{
+	static char app_rec[4096];
+	struct doca_log_backend *app = NULL;
+
+	if (argc > 1 && strcmp(argv[1], "tcp") == 0)
+		setenv("UCX_TLS", "tcp", 1);
+	/* Loopback for TCP. */
+	setenv("UCX_NET_DEVICES", "lo", 0);
+	/* The library's SDK records and the helper's (application) records, one count. */
+	t_log_capture();
+	T_OK(doca_log_backend_create_with_buf(app_rec, sizeof(app_rec), t_log_flush, &app));
+	if (app != NULL)
+		T_OK(doca_log_backend_set_level_lower_limit(app, DOCA_LOG_LEVEL_WARNING));
+	test_plugin_local();
+	test_plugin_domain();
+	T_DONE();
+}
