@@ -601,8 +601,8 @@ static const char proc_secret[] = "test_urom_domain-shared-secret!";
  * One rank in a child process: its own service connection, worker and domain over the TCP
  * OOB (root 127.0.0.1:port). Buffers sit at fake addresses PROC_VA (a domain never touches
  * them) with memh/mkey bytes every rank can predict, so each rank checks every other rank's
- * segments. mode 1: join the OOB, then exit before starting the domain (a member that dies
- * during everybody else's start). Exit status 0 = all checks passed; 10 + doca_error_t = the
+ * segments. mode 1: take part in the first OOB round of the others' domain start, then exit (a
+ * member that dies during everybody else's start). Exit status 0 = all checks passed; 10 + doca_error_t = the
  * domain start failed with that error.
  */
 static int proc_rank(uint32_t rank, uint32_t n, uint16_t port, struct sdp_urom_oob *oob, int mode)
@@ -630,8 +630,14 @@ static int proc_rank(uint32_t rank, uint32_t n, uint16_t port, struct sdp_urom_o
 	if (oob == NULL && sdp_urom_oob_create(&p, &oob) != DOCA_SUCCESS)
 		return 2;
 	if (mode == 1) {
-		(void)sdp_urom_oob_wait_ready(oob, 20000);
-		_exit(0); /* gone while the others start their domains */
+		/*
+		 * Take part in the first round of the others' domain start (the 8-byte record
+		 * sizes: announce a plausible one), then die before the second.
+		 */
+		uint64_t len = 100, all[MAX_RANKS];
+
+		(void)sdp_urom_oob_allgather(oob, &len, all, sizeof(len));
+		_exit(0);
 	}
 	if (res == NULL || t_svc_open(&s, 0) != DOCA_SUCCESS || svc_find_dprobe(&s) != 0)
 		return 3;
