@@ -13,6 +13,7 @@
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #include <dlfcn.h>
+#include <poll.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -35,6 +36,8 @@
 
 typedef doca_error_t (*get_iface_fn)(struct urom_plugin_iface *iface);
 typedef doca_error_t (*get_version_fn)(uint64_t *version);
+typedef doca_error_t (*wakeup_fd_fn)(struct urom_worker_ctx *ctx, int *fd);
+typedef doca_error_t (*arm_fn)(struct urom_worker_ctx *ctx);
 
 /* One plugin instance (one worker) and the notifications it produced so far. */
 struct peer {
@@ -45,6 +48,8 @@ struct peer {
 };
 
 static struct urom_plugin_iface iface;
+static wakeup_fd_fn plugin_wakeup_fd; /* softdpu/urom_plugin.h */
+static arm_fn plugin_arm;
 static struct peer peers[2];
 static uint64_t next_context = 1000;
 
@@ -127,24 +132,29 @@ static doca_error_t submit(struct peer *p, uint64_t urom_context,
 	return submit_raw(p, urom_context, cmd, sizeof(*cmd), inline_data, inline_len, -1);
 }
 
-/* Progress both instances once, collecting what they notify. */
-static void progress_all(void)
+/* Progress instance i once, collecting what it notifies. */
+static void progress_one(int i)
 {
 	ucs_list_link_t list;
 	doca_error_t st;
-	int i, round;
+	int round;
 
-	for (i = 0; i < 2; i++) {
-		for (round = 0; round < 8; round++) {
-			ucs_list_head_init(&list);
-			st = iface.progress(&peers[i].ctx, &list);
-			if (st != DOCA_SUCCESS && st != DOCA_ERROR_EMPTY)
-				t_fail("progress of instance %d: %s", i, doca_error_get_name(st));
-			if (ucs_list_is_empty(&list))
-				break;
-			ucs_list_splice_tail(&peers[i].notifs, &list);
-		}
+	for (round = 0; round < 8; round++) {
+		ucs_list_head_init(&list);
+		st = iface.progress(&peers[i].ctx, &list);
+		if (st != DOCA_SUCCESS && st != DOCA_ERROR_EMPTY)
+			t_fail("progress of instance %d: %s", i, doca_error_get_name(st));
+		if (ucs_list_is_empty(&list))
+			break;
+		ucs_list_splice_tail(&peers[i].notifs, &list);
 	}
+}
+
+/* Progress both instances once. */
+static void progress_all(void)
+{
+	progress_one(0);
+	progress_one(1);
 }
 
 static struct urom_worker_notif_desc *find_notif(struct peer *p, uint64_t urom_context)
@@ -394,6 +404,14 @@ static void test_entry_points(void *dl)
 	T_EQ_INT(iface.__doca_api_version, DOCA_VERSION_EXACT);
 	T_TRUE(iface.open != NULL && iface.close != NULL && iface.addr != NULL &&
 	       iface.worker_cmd != NULL && iface.progress != NULL && iface.notif_pack != NULL);
+
+	/* softdpu's optional wakeup entry points: both or none, here both. */
+	plugin_wakeup_fd = (wakeup_fd_fn)dlsym(dl, "softdpu_plugin_wakeup_fd");
+	plugin_arm = (arm_fn)dlsym(dl, "softdpu_plugin_arm");
+	if (plugin_wakeup_fd == NULL || plugin_arm == NULL) {
+		fprintf(stderr, "worker_sandbox.so lacks softdpu_plugin_wakeup_fd/arm\n");
+		exit(T_EXIT_FAIL);
+	}
 }
 
 static void open_peer(struct peer *p)
@@ -486,6 +504,50 @@ static void test_inline_exchange(void)
 	s = post_send(&peers[1], 0x66, 0, NULL, 0, 0);
 	check_send_ok(&peers[1], s, 0x66);
 	check_recv_ok(&peers[0], r, 0x55, NULL, 0, 0);
+}
+
+/*
+ * The wakeup fd: armed the way the runtime arms it before sleeping, it turns readable when a
+ * message for a posted receive arrives, with nobody progressing the receiving instance.
+ */
+static void test_wakeup(void)
+{
+	struct pollfd pfd;
+	int64_t deadline;
+	uint8_t m[100];
+	doca_error_t st = DOCA_ERROR_AGAIN;
+	uint64_t r, s;
+	int fd = -1, i, woke = 0;
+
+	T_STATUS(plugin_wakeup_fd(NULL, &fd), DOCA_ERROR_INVALID_VALUE);
+	T_STATUS(plugin_wakeup_fd(&peers[0].ctx, NULL), DOCA_ERROR_INVALID_VALUE);
+	T_STATUS(plugin_arm(NULL), DOCA_ERROR_INVALID_VALUE);
+	T_OK(plugin_wakeup_fd(&peers[0].ctx, &fd));
+	T_TRUE(fd >= 0);
+
+	fill(m, sizeof(m), 40);
+	r = post_recv(&peers[0], 0x77, sizeof(m), 0x3131, ~0ull, 0, 0);
+	for (i = 0; i < 100; i++) {
+		st = plugin_arm(&peers[0].ctx);
+		if (st != DOCA_ERROR_AGAIN)
+			break;
+		progress_one(0);
+	}
+	T_OK(st);
+
+	s = post_send(&peers[1], 0x78, 0, m, sizeof(m), 0x3131);
+	deadline = now_ms() + WAIT_MS;
+	while (!woke && now_ms() < deadline) {
+		progress_one(1);
+		pfd.fd = fd;
+		pfd.events = POLLIN;
+		pfd.revents = 0;
+		woke = poll(&pfd, 1, 5) > 0;
+	}
+	if (!woke)
+		t_fail("the wakeup fd did not turn readable within %d ms", WAIT_MS);
+	check_send_ok(&peers[1], s, 0x78);
+	check_recv_ok(&peers[0], r, 0x77, m, sizeof(m), 0x3131);
 }
 
 /* Masks: ignored bits match anything; a receive that matches nothing stays pending. */
@@ -717,6 +779,7 @@ int main(int argc, char **argv)
 	T_STATUS(iface.progress(&peers[0].ctx, NULL), DOCA_ERROR_INVALID_VALUE);
 
 	test_inline_exchange();
+	test_wakeup();
 	test_tag_matching();
 	test_order();
 	test_truncated();

@@ -22,7 +22,9 @@
  * Every command gets exactly one notification, failures included: UCX failures carry
  * DOCA_ERROR_DRIVER (UCX's own status in the payload), the others the status of the check that
  * refused them. The runtime calls every op from its single loop thread; UCX callbacks only move
- * operations between lists, the work happens in worker_cmd and progress.
+ * operations between lists, the work happens in worker_cmd and progress. softdpu's runtime
+ * sleeps on the UCP worker's event fd (softdpu/urom_plugin.h), so a message that completes a
+ * receive wakes it at once; DOCA's never looks those two symbols up.
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #include <errno.h>
@@ -40,6 +42,7 @@
 #include <doca_error.h>
 #include <doca_log.h>
 #include <doca_urom_plugin.h>
+#include <softdpu/urom_plugin.h>
 
 #include "sdp_plugin_mem.h"
 #include "worker_sandbox.h"
@@ -153,14 +156,23 @@ static ucs_status_t sandbox_ucs_of(doca_error_t status)
 	}
 }
 
-/* Progress the plugin's UCP worker until it has nothing more (bounded). */
-static void sandbox_ucp_progress(struct sandbox_state *state)
+/*
+ * Progress the plugin's UCP worker until it has nothing more (bounded); nonzero when anything
+ * happened. sdp_plugin_mem_progress() progresses the worker and runs the host memory callbacks
+ * it deferred, so it stands in for ucp_worker_progress().
+ */
+static int sandbox_ucp_progress(struct sandbox_state *state)
 {
-	int round;
+	int round, did = 0;
 
-	for (round = 0; round < SANDBOX_PROGRESS_ROUNDS; round++)
-		if (ucp_worker_progress(state->ucp_worker) == 0)
+	for (round = 0; round < SANDBOX_PROGRESS_ROUNDS; round++) {
+		/* (no table: opening failed half-way, or closing destroyed it already) */
+		if (state->mem != NULL ? sdp_plugin_mem_progress(state->mem) == 0 :
+					 ucp_worker_progress(state->ucp_worker) == 0)
 			break;
+		did = 1;
+	}
+	return did;
 }
 
 /*
@@ -449,21 +461,24 @@ static void sandbox_send_issue(struct sandbox_op *op)
 	op->req = req; /* NO_IMM_CMPL: never NULL, and the callback comes from progress */
 }
 
-/* Issue the sends at the head of the queue whose data is ready, in order. */
-static void sandbox_send_queue_run(struct sandbox_state *state)
+/* Issue the sends at the head of the queue whose data is ready, in order; nonzero if any. */
+static int sandbox_send_queue_run(struct sandbox_state *state)
 {
 	struct sandbox_op *op;
+	int did = 0;
 
 	while (!ucs_list_is_empty(&state->send_queue)) {
 		op = ucs_list_head(&state->send_queue, struct sandbox_op, entry);
 		if (op->stage == SANDBOX_STAGE_FETCH)
-			return; /* later sends wait for it: tag order is command order */
+			break; /* later sends wait for it: tag order is command order */
 		ucs_list_del(&op->entry);
 		if (op->status != DOCA_SUCCESS)
 			sandbox_op_finish(op);
 		else
 			sandbox_send_issue(op);
+		did = 1;
 	}
+	return did;
 }
 
 /* A received message whose UCX part is over: store it to host memory, or finish. */
@@ -497,10 +512,11 @@ static void sandbox_recv_received(struct sandbox_op *op)
 	}
 }
 
-/* Move every op that finished a step one step further. */
-static void sandbox_done_run(struct sandbox_state *state)
+/* Move every op that finished a step one step further; nonzero if any. */
+static int sandbox_done_run(struct sandbox_state *state)
 {
 	struct sandbox_op *op;
+	int did = 0;
 
 	while (!ucs_list_is_empty(&state->done)) {
 		op = ucs_list_extract_head(&state->done, struct sandbox_op, entry);
@@ -508,7 +524,9 @@ static void sandbox_done_run(struct sandbox_state *state)
 			sandbox_recv_received(op);
 		else
 			sandbox_op_finish(op);
+		did = 1;
 	}
+	return did;
 }
 
 /* ---- endpoints ---------------------------------------------------------------------------- */
@@ -1113,14 +1131,23 @@ static doca_error_t sandbox_worker_cmd(struct urom_worker_ctx *ctx, ucs_list_lin
 static doca_error_t sandbox_progress(struct urom_worker_ctx *ctx, ucs_list_link_t *notif_list)
 {
 	struct sandbox_state *state;
+	int round, did;
 
 	if (ctx == NULL || ctx->plugin_ctx == NULL || notif_list == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
 
 	state = ctx->plugin_ctx;
-	sandbox_ucp_progress(state);
-	sandbox_done_run(state);
-	sandbox_send_queue_run(state);
+	/*
+	 * Until nothing moves: a step may issue host memory operations whose callbacks the
+	 * library defers to its next progress, and nothing would call it before the loop sleeps.
+	 */
+	for (round = 0; round < SANDBOX_PROGRESS_ROUNDS; round++) {
+		did = sandbox_ucp_progress(state);
+		did |= sandbox_done_run(state);
+		did |= sandbox_send_queue_run(state);
+		if (!did)
+			break;
+	}
 	if (ucs_list_is_empty(&state->completed))
 		return DOCA_ERROR_EMPTY;
 
@@ -1160,6 +1187,49 @@ static doca_error_t sandbox_notif_pack(struct urom_worker_notify *notif, size_t 
 	memcpy(packed_notif, notif, need);
 	*packed_notif_len = need;
 	return DOCA_SUCCESS;
+}
+
+/* softdpu's runtime: sleep on the UCP worker's event fd instead of polling the plugin. */
+DOCA_STABLE doca_error_t softdpu_plugin_wakeup_fd(struct urom_worker_ctx *ctx, int *fd);
+DOCA_STABLE doca_error_t softdpu_plugin_arm(struct urom_worker_ctx *ctx);
+
+doca_error_t softdpu_plugin_wakeup_fd(struct urom_worker_ctx *ctx, int *fd)
+{
+	struct sandbox_state *state;
+	ucs_status_t ucs_status;
+	int efd = -1;
+
+	if (ctx == NULL || ctx->plugin_ctx == NULL || fd == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	state = ctx->plugin_ctx;
+	ucs_status = ucp_worker_get_efd(state->ucp_worker, &efd);
+	if (ucs_status != UCS_OK) {
+		DOCA_LOG_WARN("ucp_worker_get_efd: %s; the runtime polls instead",
+			      ucs_status_string(ucs_status));
+		return DOCA_ERROR_DRIVER;
+	}
+	*fd = efd;
+	return DOCA_SUCCESS;
+}
+
+doca_error_t softdpu_plugin_arm(struct urom_worker_ctx *ctx)
+{
+	struct sandbox_state *state;
+	ucs_status_t ucs_status;
+
+	if (ctx == NULL || ctx->plugin_ctx == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	state = ctx->plugin_ctx;
+	/* Work the next progress call would do: do not sleep on it. */
+	if (!ucs_list_is_empty(&state->done) || !ucs_list_is_empty(&state->completed))
+		return DOCA_ERROR_AGAIN;
+	ucs_status = ucp_worker_arm(state->ucp_worker);
+	if (ucs_status == UCS_OK)
+		return DOCA_SUCCESS;
+	if (ucs_status == UCS_ERR_BUSY)
+		return DOCA_ERROR_AGAIN;
+	DOCA_LOG_ERR("ucp_worker_arm: %s", ucs_status_string(ucs_status));
+	return DOCA_ERROR_DRIVER;
 }
 
 /* The plugin's entry points, looked up by name by the worker runtime and the service. */
