@@ -51,6 +51,7 @@ static struct urom_plugin_iface iface;
 static wakeup_fd_fn plugin_wakeup_fd; /* softdpu/urom_plugin.h */
 static arm_fn plugin_arm;
 static struct peer peers[2];
+static int member_of[2] = {0, 1}; /* domain id -> instance: a "new domain" may swap them */
 static uint64_t next_context = 1000;
 
 /* The domain: members 0 and 1 are the two instances; anything else is unknown. */
@@ -59,9 +60,9 @@ static doca_error_t lookup_addr(struct urom_worker_ctx *ctx, uint64_t domain_id,
 	(void)ctx;
 	if (addr == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
-	if (domain_id >= 2 || peers[domain_id].addr == NULL)
+	if (domain_id >= 2 || peers[member_of[domain_id]].addr == NULL)
 		return DOCA_ERROR_NOT_FOUND;
-	*addr = peers[domain_id].addr;
+	*addr = peers[member_of[domain_id]].addr;
 	return DOCA_SUCCESS;
 }
 
@@ -579,6 +580,26 @@ static void test_tag_matching(void)
 	check_recv_ok(&peers[0], r_pending, 3, z, sizeof(z), 0x17000);
 }
 
+/* A domain id that names another worker now (a new domain): the cached endpoint is replaced. */
+static void test_member_moves(void)
+{
+	uint8_t m[50];
+	uint64_t r, s;
+
+	fill(m, sizeof(m), 50);
+	/* Peer 1 has an endpoint to domain id 0 = instance 0 by now; id 0 becomes instance 1. */
+	member_of[0] = 1;
+	r = post_recv(&peers[1], 0x91, sizeof(m), 0x4242, ~0ull, 0, 0);
+	s = post_send(&peers[1], 0x92, 0, m, sizeof(m), 0x4242);
+	check_send_ok(&peers[1], s, 0x92);
+	check_recv_ok(&peers[1], r, 0x91, m, sizeof(m), 0x4242);
+	member_of[0] = 0;
+	r = post_recv(&peers[0], 0x93, sizeof(m), 0x4243, ~0ull, 0, 0);
+	s = post_send(&peers[1], 0x94, 0, m, sizeof(m), 0x4243);
+	check_send_ok(&peers[1], s, 0x94);
+	check_recv_ok(&peers[0], r, 0x93, m, sizeof(m), 0x4243);
+}
+
 /* Sends with one tag arrive in command order. */
 static void test_order(void)
 {
@@ -782,6 +803,7 @@ int main(int argc, char **argv)
 	test_wakeup();
 	test_tag_matching();
 	test_order();
+	test_member_moves();
 	test_truncated();
 	test_refusals();
 	test_notif_pack();

@@ -63,7 +63,7 @@ DOCA_LOG_REGISTER(UROM::WORKER::SANDBOX);
 /* An endpoint to a domain member, keyed by its domain worker id. */
 struct sandbox_peer {
 	uint64_t dest;
-	const void *addr; /* what the lookup returned when the endpoint was made */
+	uint64_t worker_uid; /* of the UCP worker the endpoint leads to */
 	ucp_ep_h ep;
 };
 
@@ -581,13 +581,15 @@ static void sandbox_ep_close(struct sandbox_state *state, ucp_ep_h ep, uint64_t 
 
 /*
  * The endpoint to domain member dest. The runtime is asked every time, so an id that left the
- * domain is NOT_FOUND at once, and an endpoint made from an address the runtime no longer
- * hands out (a new domain with the same ids) is replaced.
+ * domain is NOT_FOUND at once, and when the id now names another UCP worker (a new domain
+ * reusing the ids) the endpoint is replaced: the cache is keyed by the worker's unique id,
+ * which ucp_worker_address_query reads from the address.
  */
 static doca_error_t sandbox_peer_get(struct urom_worker_ctx *ctx, struct sandbox_state *state,
 				     uint64_t dest, ucp_ep_h *ep_p)
 {
 	struct sandbox_peer *peer, *peers;
+	ucp_worker_address_attr_t attr;
 	ucp_ep_params_t params;
 	ucs_status_t ucs_status;
 	doca_error_t status;
@@ -602,9 +604,18 @@ static doca_error_t sandbox_peer_get(struct urom_worker_ctx *ctx, struct sandbox
 		return status != DOCA_SUCCESS ? status : DOCA_ERROR_NOT_FOUND;
 	}
 
+	memset(&attr, 0, sizeof(attr));
+	attr.field_mask = UCP_WORKER_ADDRESS_ATTR_FIELD_UID;
+	ucs_status = ucp_worker_address_query(addr, &attr);
+	if (ucs_status != UCS_OK) {
+		DOCA_LOG_ERR("address of domain worker %" PRIu64 " unreadable: %s", dest,
+			     ucs_status_string(ucs_status));
+		return DOCA_ERROR_DRIVER;
+	}
+
 	i = sandbox_peer_index(state, dest);
 	peer = i < state->num_peers && state->peers[i].dest == dest ? &state->peers[i] : NULL;
-	if (peer != NULL && peer->addr == addr) {
+	if (peer != NULL && peer->worker_uid == attr.worker_uid) {
 		*ep_p = peer->ep;
 		return DOCA_SUCCESS;
 	}
@@ -642,7 +653,8 @@ static doca_error_t sandbox_peer_get(struct urom_worker_ctx *ctx, struct sandbox
 
 	if (peer != NULL) {
 		/* Operations still on the old endpoint finish there before it closes. */
-		DOCA_LOG_DBG("domain worker %" PRIu64 " has a new address, new endpoint", dest);
+		DOCA_LOG_DBG("domain worker %" PRIu64 " is another UCP worker now, new endpoint",
+			     dest);
 		sandbox_ep_close(state, peer->ep, sandbox_now_ms() + SANDBOX_CLOSE_TIMEOUT_MS);
 	} else {
 		memmove(&state->peers[i + 1], &state->peers[i],
@@ -651,7 +663,7 @@ static doca_error_t sandbox_peer_get(struct urom_worker_ctx *ctx, struct sandbox
 		peer = &state->peers[i];
 		peer->dest = dest;
 	}
-	peer->addr = addr;
+	peer->worker_uid = attr.worker_uid;
 	peer->ep = ep;
 	DOCA_LOG_DBG("endpoint to domain worker %" PRIu64 " created", dest);
 	*ep_p = ep;
