@@ -97,11 +97,39 @@ static void expect_passed(const char *what, int status, const char *message, int
 		printf("ok: %s\n", what);
 }
 
+static int workers_started;
+
 /* Workers of a finished run leave before the next run asks for the same ids. */
 static void wait_no_workers(void)
 {
+	workers_started += 2;
 	if (t_uromd_wait_workers(&d, 0, 10000) != 0)
 		t_fail("the daemon still has workers of the previous run");
+}
+
+/*
+ * Each worker exited by itself with status 0 (a sanitizer report in a worker changes its exit
+ * status): the daemon logs each worker's end.
+ */
+static void check_worker_exits(void)
+{
+	int64_t deadline = t_now_ms() + 10000;
+	int clean, ended;
+
+	/* A worker that is gone may not be reaped and logged yet: wait for the line. */
+	for (;;) {
+		clean = t_uromd_log_count(&d, "exited with status 0");
+		ended = t_uromd_log_count(&d, "exited with status") +
+			t_uromd_log_count(&d, "killed by signal") +
+			t_uromd_log_count(&d, "ended with wait status");
+		if (ended >= workers_started || t_now_ms() >= deadline)
+			break;
+		t_sleep_ms(20);
+	}
+
+	if (clean != workers_started || ended != workers_started)
+		t_fail("worker exits: %d clean of %d, expected %d clean", clean, ended,
+		       workers_started);
 }
 
 int main(int argc, char **argv)
@@ -183,6 +211,7 @@ int main(int argc, char **argv)
 		expect_line("unreachable service", "urom_ping_pong: 2 ranks FAILED");
 	}
 
+	check_worker_exits();
 	t_uromd_stop(&d);
 	T_DONE();
 }

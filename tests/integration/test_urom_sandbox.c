@@ -881,6 +881,33 @@ static void run_processes(const char *self, uint32_t n, uint64_t worker_base)
 
 /* ---- main ------------------------------------------------------------------------------------ */
 
+/*
+ * Every worker the ranks started must have exited by itself with status 0 (a sanitizer report
+ * in a worker changes its exit status): the daemon logs each worker's end.
+ */
+static void check_worker_exits(int want)
+{
+	int left = t_uromd_wait_workers(&d, 0, 10000);
+	int64_t deadline = t_now_ms() + 10000;
+	int clean, ended;
+
+	/* A worker that is gone may not be reaped and logged yet: wait for the line. */
+	for (;;) {
+		clean = t_uromd_log_count(&d, "exited with status 0");
+		ended = t_uromd_log_count(&d, "exited with status") +
+			t_uromd_log_count(&d, "killed by signal") +
+			t_uromd_log_count(&d, "ended with wait status");
+		if (ended >= want || t_now_ms() >= deadline)
+			break;
+		t_sleep_ms(20);
+	}
+
+	if (left != 0)
+		t_fail("%d worker processes still alive after the last rank finished", left);
+	if (clean != want || ended != want)
+		t_fail("worker exits: %d clean of %d, expected %d clean", clean, ended, want);
+}
+
 static int find_sandbox(void)
 {
 	const struct doca_urom_service_plugin_info *plugins;
@@ -931,6 +958,7 @@ int main(int argc, char **argv)
 		run_threads(4, 20);
 		run_processes(argv[0], 2, 30);
 		run_processes(argv[0], 4, 40);
+		check_worker_exits(2 + 4 + 2 + 4);
 	}
 
 	t_uromd_stop(&d);
