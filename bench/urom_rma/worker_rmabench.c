@@ -299,7 +299,12 @@ softdpu_plugin_wakeup_fd(struct urom_worker_ctx *ctx, int *fd)
 __attribute__((visibility("default"))) doca_error_t softdpu_plugin_arm(struct urom_worker_ctx *ctx)
 {
 	struct rb *rb = ctx->plugin_ctx;
-	ucs_status_t st = ucp_worker_arm(rb->worker);
+	ucs_status_t st;
+
+	/* A run in flight is not idle: keep the loop polling until it ends. */
+	if (rb->run != NULL)
+		return DOCA_ERROR_AGAIN;
+	st = ucp_worker_arm(rb->worker);
 
 	return st == UCS_OK	  ? DOCA_SUCCESS :
 	       st == UCS_ERR_BUSY ? DOCA_ERROR_AGAIN :

@@ -30,6 +30,13 @@ extern "C" {
 
 struct urom_worker_ctx;
 
+/*
+ * Set by softdpu-urom-worker in its environment before any plugin's open: the largest packed
+ * notification (struct urom_worker_notify header included) the runtime sends, in decimal, i.e.
+ * the service's message size. A plugin that returns data inline bounds it with this.
+ */
+#define SOFTDPU_PLUGIN_MSG_SIZE_ENV "SDP_UROM_WORKER_MAX_MSG_SIZE"
+
 #define SOFTDPU_PLUGIN_WAKEUP_FD_SYMBOL "softdpu_plugin_wakeup_fd"
 #define SOFTDPU_PLUGIN_ARM_SYMBOL "softdpu_plugin_arm"
 

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <stdio.h>
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -38,6 +39,8 @@
 #include "sdp_urom_plugin.h"
 #include "sdp_urom_proto.h"
 #include "wdomain.h"
+
+#include "softdpu/urom_plugin.h"
 
 SDP_LOG_COMPONENT("urom_worker");
 
@@ -1074,6 +1077,18 @@ doca_error_t sdp_urom_worker_run(const struct sdp_urom_worker_params *params)
 	ready_status = urom_worker_signals_init(&w);
 	if (ready_status != DOCA_SUCCESS)
 		goto out_report;
+	/*
+	 * The largest packed notification, for plugins that bound what they answer inline
+	 * (softdpu/urom_plugin.h): in the environment before any plugin opens.
+	 */
+	{
+		char size[32];
+
+		snprintf(size, sizeof(size), "%zu", w.max_msg_size);
+		if (setenv(SOFTDPU_PLUGIN_MSG_SIZE_ENV, size, 1) != 0)
+			sdp_warn("worker %lu: cannot set %s: %m", (unsigned long)w.worker_id,
+				 SOFTDPU_PLUGIN_MSG_SIZE_ENV);
+	}
 	ready_status = urom_worker_plugins_start(&w, params);
 	if (ready_status != DOCA_SUCCESS)
 		goto out_report;
