@@ -11,7 +11,8 @@
 # issue to the flush), stops the daemon, then runs ucx_perftest for each size with the same
 # outstanding count (-O W) and about the same bytes moved, server in the background on a free
 # port. Prints per size and operation: softdpu MiB/s, ucx_perftest MiB/s and their ratio
-# (goal >= 0.9 from 1 MiB up). --record appends a dated table to bench/RESULTS.md (before the
+# (goal >= 0.9 from 1 MiB up). Then bench/urom_pingpong (two ranks, 8-byte ping-pong through
+# their workers' worker_sandbox) against ucx_perftest -t tag_lat -s 8. --record appends a dated table to bench/RESULTS.md (before the
 # "urom_rma rows" marker). UCX_TLS is passed to both sides unchanged (unset = UCX's default).
 # SPDX-License-Identifier: BSD-3-Clause
 set -euo pipefail
@@ -41,7 +42,9 @@ uromd=$build/src/urom/service/softdpu-uromd
 worker=$build/src/urom/worker/softdpu-urom-worker
 bench=$build/bench/urom_rma
 plugin=$build/bench/worker_rmabench.so
-for f in "$uromd" "$worker" "$bench" "$plugin"; do
+pingpong=$build/bench/urom_pingpong
+sandbox=$build/plugins/worker_sandbox/worker_sandbox.so
+for f in "$uromd" "$worker" "$bench" "$plugin" "$pingpong" "$sandbox"; do
 	[ -e "$f" ] || { echo "urom_rma.sh: missing $f (build with: ninja -C $build)" >&2; exit 1; }
 done
 command -v ucx_perftest >/dev/null || { echo "urom_rma.sh: ucx_perftest not found (ucx-utils)" >&2; exit 1; }
@@ -65,6 +68,7 @@ trap cleanup EXIT
 # ---- softdpu: a private daemon with worker_rmabench.so alone on its plugin path ----
 mkdir -p "$tmp/plugins"
 ln -s "$plugin" "$tmp/plugins/worker_rmabench.so"
+ln -s "$sandbox" "$tmp/plugins/worker_sandbox.so"
 SOFTDPU_UROM_WORKER_BIN=$worker UROM_PLUGIN_PATH=$tmp/plugins \
 	"$uromd" --foreground --listen 127.0.0.1:0 --run-dir "$tmp/run" \
 	--secret-file "$tmp/secret" >"$tmp/uromd.log" 2>&1 &
@@ -78,6 +82,8 @@ port=$(cat "$tmp/run/uromd.port")
 SOFTDPU_UROM_SERVICE_ADDR=127.0.0.1:$port SOFTDPU_UROM_SECRET_FILE=$tmp/secret \
 	SOFTDPU_UROM_RUN_DIR=$tmp/run \
 	"$bench" -s "$min" -S "$max" -w "$window" -b "$bytes" | tee "$tmp/urom_rma.out"
+SOFTDPU_UROM_SERVICE_ADDR=127.0.0.1:$port SOFTDPU_UROM_SECRET_FILE=$tmp/secret \
+	SOFTDPU_UROM_RUN_DIR=$tmp/run "$pingpong" -n 20000 -s 8 | tee "$tmp/pingpong.out"
 kill -TERM "$daemon_pid"
 wait "$daemon_pid" || true
 daemon_pid=
@@ -103,8 +109,28 @@ perftest() {
 	echo "$out" | awk '/^Final:/ {print $6}'
 }
 
+# ping-pong latency: one-way (half the round trip) against tag_lat's one-way latency, 8 B
+pp_ow=$(sed -n 's/^oneway_mean_us=//p' "$tmp/pingpong.out")
+pp_owm=$(sed -n 's/^oneway_median_us=//p' "$tmp/pingpong.out")
+p=$(free_port)
+ucx_perftest -p "$p" >"$tmp/perf-server.log" 2>&1 &
+perf_pid=$!
+tag=
+for _ in $(seq 50); do
+	if tag=$(timeout 120 ucx_perftest 127.0.0.1 -p "$p" -t tag_lat -s 8 -n 100000 2>&1); then
+		break
+	fi
+	tag=
+	sleep 0.1
+done
+wait "$perf_pid" 2>/dev/null || true
+perf_pid=
+read -r tag_med tag_avg < <(echo "$tag" | awk '/^Final:/ {print $3, $4}')
+pp_ratio=$(awk -v a="$pp_ow" -v b="$tag_avg" 'BEGIN {printf "%.1f", a / b}')
+echo "ping-pong one-way mean / median (us): $pp_ow / $pp_owm; tag_lat one-way median / mean (us): $tag_med / $tag_avg; ratio (mean) $pp_ratio"
+
 host=$(nproc) cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
-ucxv=$(ucx_info -v 2>/dev/null | sed -n 's/.*version=\([0-9.]*\).*/\1/p' | head -1)
+ucxv=$(ucx_info -v 2>/dev/null | sed -n -e 's/.*version=\([0-9.]*\).*/\1/p' -e 's/^# Library version: \([0-9.]*\).*/\1/p' | head -1)
 date_s=$(date -u '+%Y-%m-%d %H:%M')
 rows=()
 printf '%-6s %10s %12s %14s %8s\n' op size softdpu_MiBps perftest_MiBps ratio
@@ -130,6 +156,8 @@ if [ "$record" = 1 ]; then
 		echo "| op | size (B) | softdpu worker (MiB/s) | ucx_perftest (MiB/s) | ratio (goal ≥ 0.9 from 1 MiB) |"
 		echo "|---|---|---|---|---|"
 		printf '%s\n' "${rows[@]}"
+		echo
+		echo "Ping-pong through two workers' worker_sandbox (8 B, host -> worker -> worker -> host each way), one-way = half the round trip: mean $pp_ow µs, median $pp_owm µs; ucx_perftest -t tag_lat -s 8 one-way: median $tag_med µs, mean $tag_avg µs; ratio (mean) $pp_ratio."
 		echo
 	} >"$tmp/rows.md"
 	python3 - "$ROOT/bench/RESULTS.md" "$tmp/rows.md" <<'PY'
