@@ -68,8 +68,11 @@ doca_error_t sdp_urom_mem_get_mkey(const struct sdp_urom_mem *mem, const void **
 
 /*
  * Deregister the buffer and free mem; stops the export engine after the last one (bounded:
- * the progress thread is told to stop and joined). Workers that still hold the memh fail from
- * then on. DOCA_ERROR_INVALID_VALUE for NULL.
+ * the progress thread is told to stop and joined). This does NOT revoke access: UCX keys carry
+ * no revocation, so while the engine runs (another buffer is still exported) a worker that kept
+ * the memh can still reach the range (and over CMA a process of the same user always can).
+ * Stop the workers' use first (stop the domain, release the plugin's mapping), then unexport.
+ * DOCA_ERROR_INVALID_VALUE for NULL.
  */
 DOCA_EXPERIMENTAL
 doca_error_t sdp_urom_mem_unexport(struct sdp_urom_mem *mem);

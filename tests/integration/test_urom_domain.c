@@ -38,6 +38,7 @@ struct toob {
 	uint32_t n;
 	uint32_t absent; /* this rank never joins (UINT32_MAX: none) */
 	int fail_test;	 /* req_test reports CONNECTION_RESET */
+	int bad_sizes;	 /* the first round's result lies: every slot says 12 */
 	struct {
 		size_t msglen;
 		uint8_t *data;
@@ -99,6 +100,9 @@ static doca_error_t toob_req_test(void *req)
 	pthread_mutex_lock(&o->mu);
 	if (o->rounds[q->round].arrived == o->n) {
 		memcpy(q->rbuf, o->rounds[q->round].data, o->n * o->rounds[q->round].msglen);
+		if (o->bad_sizes && o->rounds[q->round].msglen == 8)
+			for (uint32_t i = 0; i < o->n; i++)
+				memcpy((uint8_t *)q->rbuf + 8 * i, "\x0c\0\0\0\0\0\0\0", 8);
 		st = DOCA_SUCCESS;
 	}
 	pthread_mutex_unlock(&o->mu);
@@ -447,7 +451,8 @@ static void run_domain(uint32_t n, const uint32_t *local, uint32_t absent, int f
 	struct toob o;
 
 	toob_init(&o, n);
-	o.fail_test = fail_test;
+	o.fail_test = fail_test == 1;
+	o.bad_sizes = fail_test == 2;
 	pthread_barrier_init(&bar, NULL, n);
 	nranks = n;
 	memset(ranks, 0, sizeof(ranks));
@@ -496,6 +501,11 @@ static void test_failures(void)
 	run_domain(2, two, UINT32_MAX, 0, 1, DOCA_ERROR_INVALID_VALUE);
 	/* The OOB reports a broken peer: start fails with that error at once. */
 	run_domain(2, two, UINT32_MAX, 1, 0, DOCA_ERROR_CONNECTION_RESET);
+	/*
+	 * The OOB's answer is inconsistent with what this member sent (every size slot reads
+	 * 12, shorter than any record): refused, nothing copied past a buffer (ASan build).
+	 */
+	run_domain(2, two, UINT32_MAX, 2, 0, DOCA_ERROR_INVALID_VALUE);
 	/* A member never joins: the others fail at the timeout (1.5 s here), nobody hangs. */
 	setenv("SOFTDPU_UROM_DOMAIN_TIMEOUT_MS", "1500", 1);
 	run_domain(3, three, 1, 0, 0, DOCA_ERROR_TIME_OUT);
@@ -569,6 +579,70 @@ static void test_wrong_state(void)
 		T_OK(doca_ctx_stop(doca_urom_domain_as_ctx(dom)));
 	}
 	T_OK(doca_urom_domain_destroy(dom));
+	/* a second domain on a worker that serves a running one: IN_USE */
+	{
+		struct doca_urom_domain *dom2 = NULL;
+		uint64_t id2 = 8;
+
+		T_OK(doca_urom_domain_create(&dom));
+		T_OK(doca_pe_connect_ctx(s.pe, doca_urom_domain_as_ctx(dom)));
+		T_OK(doca_urom_domain_set_oob(dom, &oob));
+		T_OK(doca_urom_domain_set_workers(dom, &id, &w, 1));
+		T_STATUS(doca_ctx_start(doca_urom_domain_as_ctx(dom)), DOCA_ERROR_IN_PROGRESS);
+		T_EQ_INT(wait_started(doca_urom_domain_as_ctx(dom), s.pe, T_WAIT_MS),
+			 DOCA_CTX_STATE_RUNNING);
+		T_OK(doca_urom_domain_create(&dom2));
+		T_OK(doca_pe_connect_ctx(s.pe, doca_urom_domain_as_ctx(dom2)));
+		T_OK(doca_urom_domain_set_oob(dom2, &oob));
+		T_OK(doca_urom_domain_set_workers(dom2, &id2, &w, 1));
+		T_STATUS(doca_ctx_start(doca_urom_domain_as_ctx(dom2)), DOCA_ERROR_IN_USE);
+		T_OK(doca_ctx_stop(doca_urom_domain_as_ctx(dom)));
+		T_OK(doca_urom_domain_destroy(dom));
+		/* free again: the second one starts now */
+		T_STATUS(doca_ctx_start(doca_urom_domain_as_ctx(dom2)), DOCA_ERROR_IN_PROGRESS);
+		T_EQ_INT(wait_started(doca_urom_domain_as_ctx(dom2), s.pe, T_WAIT_MS),
+			 DOCA_CTX_STATE_RUNNING);
+		T_OK(doca_ctx_stop(doca_urom_domain_as_ctx(dom2)));
+		T_OK(doca_urom_domain_destroy(dom2));
+	}
+	/* stopped while starting (a 2-member OOB whose other member never comes): IDLE, reusable */
+	{
+		struct toob o2;
+		struct toob_rank tr2;
+		struct doca_urom_domain_oob_coll oob2 = oob;
+		enum doca_ctx_states st2;
+
+		toob_init(&o2, 2);
+		tr2.o = &o2;
+		tr2.rank = 0;
+		oob2.coll_info = &tr2;
+		oob2.n_oob_indexes = 2;
+		T_OK(doca_urom_domain_create(&dom));
+		T_OK(doca_pe_connect_ctx(s.pe, doca_urom_domain_as_ctx(dom)));
+		T_OK(doca_urom_domain_set_oob(dom, &oob2));
+		T_OK(doca_urom_domain_set_workers(dom, &id, &w, 1));
+		T_STATUS(doca_ctx_start(doca_urom_domain_as_ctx(dom)), DOCA_ERROR_IN_PROGRESS);
+		for (int k = 0; k < 50; k++)
+			t_pe_step(s.pe, 2); /* into the OOB phase */
+		T_OK(doca_ctx_get_state(doca_urom_domain_as_ctx(dom), &st2));
+		T_EQ_INT(st2, DOCA_CTX_STATE_STARTING);
+		T_OK(doca_ctx_stop(doca_urom_domain_as_ctx(dom)));
+		T_EQ_INT(t_ctx_wait_state(doca_urom_domain_as_ctx(dom), s.pe, NULL,
+					  DOCA_CTX_STATE_IDLE, T_WAIT_MS),
+			 DOCA_CTX_STATE_IDLE);
+		T_OK(doca_urom_domain_destroy(dom));
+		/* the worker is free for the next domain */
+		T_OK(doca_urom_domain_create(&dom));
+		T_OK(doca_pe_connect_ctx(s.pe, doca_urom_domain_as_ctx(dom)));
+		T_OK(doca_urom_domain_set_oob(dom, &oob));
+		T_OK(doca_urom_domain_set_workers(dom, &id, &w, 1));
+		T_STATUS(doca_ctx_start(doca_urom_domain_as_ctx(dom)), DOCA_ERROR_IN_PROGRESS);
+		T_EQ_INT(wait_started(doca_urom_domain_as_ctx(dom), s.pe, T_WAIT_MS),
+			 DOCA_CTX_STATE_RUNNING);
+		T_OK(doca_ctx_stop(doca_urom_domain_as_ctx(dom)));
+		T_OK(doca_urom_domain_destroy(dom));
+		toob_fini(&o2);
+	}
 	/* a stopped worker */
 	t_worker_close(&s, s.pe, w);
 	T_OK(t_worker_start(&s, s.pe, &cfg, &w));

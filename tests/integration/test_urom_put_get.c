@@ -5,9 +5,11 @@
  * (sdp_urom_domain_export_buffer). Rank 0 makes its worker (the worker_rmabench plugin of
  * bench/urom_rma) put a pattern into rank 1's buffer and get another pattern, which rank 1
  * wrote, back; rank 1 checks every byte that landed and that the bytes around the target did not
- * change. Then the refusals: a put that runs one byte past rank 1's buffer, a get before it and
- * an unknown member are refused by the worker before anything moves (INVALID_VALUE /
- * NOT_FOUND) and rank 1's bytes stay as they were. Also run with UCX_TLS=tcp (argument "tcp"),
+ * change. Rank 1 exports its whole buffer but adds only [OFF, OFF + LEN) to the domain. Then the
+ * refusals: a put that runs one byte past that segment (still inside the export: the worker's
+ * domain table narrows the memh to the segment), a get one byte before it and an unknown member
+ * are refused by the worker before anything moves (INVALID_VALUE / NOT_FOUND) and rank 1's bytes
+ * stay as they were. Also run with UCX_TLS=tcp (argument "tcp"),
  * where rank 1's export thread carries the transfers.
  * SPDX-License-Identifier: BSD-3-Clause
  */
@@ -159,7 +161,23 @@ static int rank_main(uint32_t rank, uint16_t port, struct sdp_urom_oob *oob)
 	CHECK(doca_urom_domain_set_oob(dom, &coll) == DOCA_SUCCESS, 5);
 	CHECK(doca_urom_domain_set_workers(dom, &id, &w, 1) == DOCA_SUCCESS, 5);
 	CHECK(doca_urom_domain_set_buffers_count(dom, 1) == DOCA_SUCCESS, 5);
-	CHECK(sdp_urom_domain_export_buffer(dom, buf, BUF, &mem) == DOCA_SUCCESS, 5);
+	if (rank == 0) {
+		CHECK(sdp_urom_domain_export_buffer(dom, buf, BUF, &mem) == DOCA_SUCCESS, 5);
+	} else {
+		/*
+		 * Rank 1 exports its whole buffer but gives the domain only [OFF, OFF + LEN): the
+		 * worker must keep to that segment, not to the export behind it.
+		 */
+		const void *memh, *mkey;
+		size_t memh_len, mkey_len;
+
+		CHECK(sdp_urom_mem_export(buf, BUF, &mem) == DOCA_SUCCESS, 5);
+		CHECK(sdp_urom_mem_get_memh(mem, &memh, &memh_len) == DOCA_SUCCESS, 5);
+		CHECK(sdp_urom_mem_get_mkey(mem, &mkey, &mkey_len) == DOCA_SUCCESS, 5);
+		CHECK(doca_urom_domain_add_buffer(dom, buf + OFF, LEN, (void *)memh, memh_len,
+						  (void *)mkey, mkey_len) == DOCA_SUCCESS,
+		      5);
+	}
 	CHECK(doca_ctx_start(doca_urom_domain_as_ctx(dom)) == DOCA_ERROR_IN_PROGRESS, 6);
 	CHECK(t_ctx_wait_state(doca_urom_domain_as_ctx(dom), s.pe, NULL, DOCA_CTX_STATE_RUNNING,
 			       T_WAIT_MS) == DOCA_CTX_STATE_RUNNING,
@@ -197,13 +215,16 @@ static int rank_main(uint32_t rank, uint16_t port, struct sdp_urom_oob *oob)
 				(unsigned long)n.bad);
 			ok = 0;
 		}
-		/* refused: one byte past the buffer, one byte before it, an unknown member */
+		/*
+		 * refused: a put that runs one byte past rank 1's segment (inside its export), a get
+		 * one byte before the segment, a get at an unknown member
+		 */
 		c.op = RMABENCH_PUT;
-		c.va = vas[1] + BUF - LEN + 1;
-		ok &= expect(w, s.pe, plugin, &c, DOCA_ERROR_INVALID_VALUE, "put past the end");
+		c.va = vas[1] + OFF + 1;
+		ok &= expect(w, s.pe, plugin, &c, DOCA_ERROR_INVALID_VALUE, "put past the segment");
 		c.op = RMABENCH_GET;
-		c.va = vas[1] - 1;
-		ok &= expect(w, s.pe, plugin, &c, DOCA_ERROR_NOT_FOUND, "get before the start");
+		c.va = vas[1] + OFF - 1;
+		ok &= expect(w, s.pe, plugin, &c, DOCA_ERROR_NOT_FOUND, "get before the segment");
 		c.dest = 42;
 		c.va = vas[1];
 		ok &= expect(w, s.pe, plugin, &c, DOCA_ERROR_NOT_FOUND, "get at an unknown member");

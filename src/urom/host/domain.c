@@ -73,7 +73,6 @@ struct doca_urom_domain {
 	enum domain_phase phase;
 	uint64_t key;
 	uint64_t deadline_ms;
-	uint64_t next_req_id;
 	struct sdp_urom_dom_wait *waits; /* one per local worker */
 	void *oob_req;			 /* outstanding OOB request, or NULL */
 	uint8_t *local;			 /* this process's host record, padded */
@@ -84,7 +83,12 @@ struct doca_urom_domain {
 	size_t max_len;
 	size_t num_members;
 	int refs_held; /* counted in each worker's dom_refs */
+	void **parked; /* buffers of abandoned OOB requests, freed at destroy */
+	size_t num_parked;
 };
+
+/* Request ids of W_DOMAIN_* messages, unique in the process (a stale reply never matches). */
+static atomic_uint_fast64_t domain_req_ids;
 
 static struct doca_urom_domain *domain_of(struct doca_ctx *ctx)
 {
@@ -119,14 +123,48 @@ static uint64_t le64_get(const uint8_t *p)
 	return v;
 }
 
+/* Keep a buffer an abandoned OOB request may still use until the domain is destroyed. */
+static void domain_park(struct doca_urom_domain *d, void *buf)
+{
+	void **p;
+
+	if (buf == NULL)
+		return;
+	p = realloc(d->parked, (d->num_parked + 1) * sizeof(*p));
+	if (p == NULL) {
+		sdp_warn("domain %p: no memory to keep an abandoned OOB buffer; leaking it",
+			 (void *)d);
+		return;
+	}
+	d->parked = p;
+	d->parked[d->num_parked++] = buf;
+}
+
 /* Detach the waits from the workers and free everything start allocated. */
 static void domain_start_cleanup(struct doca_urom_domain *d)
 {
 	size_t i;
 
 	if (d->oob_req != NULL) {
+		/*
+		 * Abandoned in progress (stop, time-out): the application's collective may still
+		 * use its buffers after req_free (MPI_Request_free lets it run), so they stay
+		 * allocated until the domain is destroyed.
+		 */
 		(void)d->oob.req_free(d->oob_req);
 		d->oob_req = NULL;
+		sdp_debug("domain %p: an OOB request was abandoned in progress; its buffers stay "
+			  "allocated until the domain is destroyed",
+			  (void *)d);
+		domain_park(d, d->local);
+		d->local = NULL;
+		if (d->phase == DOM_SIZES) {
+			domain_park(d, d->sizes);
+			d->sizes = NULL;
+		} else if (d->phase == DOM_DATA) {
+			domain_park(d, d->all);
+			d->all = NULL;
+		}
 	}
 	for (i = 0; d->waits != NULL && i < d->num_workers; i++) {
 		if (d->workers[i]->dom_wait == &d->waits[i])
@@ -154,8 +192,13 @@ static void domain_unref_workers(struct doca_urom_domain *d)
 	d->refs_held = 0;
 }
 
+static void domain_clear_workers(struct doca_urom_domain *d);
+
 static void domain_start_fail(struct doca_urom_domain *d, doca_error_t status)
 {
+	/* Some workers may have committed the table already: none keeps a failed domain's. */
+	if (d->phase == DOM_PUSH)
+		domain_clear_workers(d);
 	domain_start_cleanup(d);
 	domain_unref_workers(d);
 	d->phase = DOM_IDLE;
@@ -203,7 +246,13 @@ static doca_error_t domain_send(struct doca_urom_domain *d, size_t i, struct sdp
 	doca_error_t status;
 	void *buf;
 
-	msg->hdr.req_id = ++d->next_req_id;
+	if (atomic_load(&worker->dead) || worker->phase != SDP_UROM_W_RUNNING ||
+	    worker->ep == NULL) {
+		sdp_error("domain %p: worker %lu died or stopped during the start", (void *)d,
+			  (unsigned long)worker->id);
+		return DOCA_ERROR_IO_FAILED;
+	}
+	msg->hdr.req_id = atomic_fetch_add(&domain_req_ids, 1) + 1;
 	if (want_type != 0) {
 		struct sdp_urom_dom_wait *w = &d->waits[i];
 
@@ -238,8 +287,9 @@ static doca_error_t domain_waits_done(struct doca_urom_domain *d, const char *wh
 	for (i = 0; i < d->num_workers; i++) {
 		struct sdp_urom_dom_wait *w = &d->waits[i];
 
-		if (atomic_load(&d->workers[i]->dead)) {
-			sdp_error("domain %p: worker %lu died during the %s", (void *)d,
+		if (atomic_load(&d->workers[i]->dead) ||
+		    d->workers[i]->phase != SDP_UROM_W_RUNNING || d->workers[i]->ep == NULL) {
+			sdp_error("domain %p: worker %lu died or stopped during the %s", (void *)d,
 				  (unsigned long)d->workers[i]->id, what);
 			return DOCA_ERROR_IO_FAILED;
 		}
@@ -371,6 +421,15 @@ static doca_error_t domain_sizes_done(struct doca_urom_domain *d)
 		}
 		if (len > d->max_len)
 			d->max_len = len;
+	}
+	/* Our own slot must hold what we sent (two ranks with one oob_index, a broken OOB). */
+	if (le64_get(d->sizes + 8 * (size_t)d->oob.oob_index) != d->local_len) {
+		sdp_error("domain %p: the OOB returned %lu in this member's slot %u, it sent %zu "
+			  "(is oob_index unique?)",
+			  (void *)d,
+			  (unsigned long)le64_get(d->sizes + 8 * (size_t)d->oob.oob_index),
+			  d->oob.oob_index, d->local_len);
+		return DOCA_ERROR_INVALID_VALUE;
 	}
 	if (d->max_len > SDP_UROM_DOM_OOB_MAX / n) {
 		sdp_error("domain %p: %u records of up to %zu bytes exceed the %u-byte exchange "
@@ -596,9 +655,11 @@ static doca_error_t domain_start(struct doca_ctx *ctx)
 				  (void *)d, (unsigned long)w->id);
 			return DOCA_ERROR_NOT_PERMITTED;
 		}
-		if (w->dom_wait != NULL) {
-			sdp_error("domain %p: worker %lu is busy with another domain's start",
-				  (void *)d, (unsigned long)w->id);
+		if (w->dom_wait != NULL || w->dom_refs > 0) {
+			sdp_error(
+				"domain %p: worker %lu belongs to another domain that is not IDLE "
+				"(a worker serves one domain at a time)",
+				(void *)d, (unsigned long)w->id);
 			return DOCA_ERROR_IN_USE;
 		}
 		for (j = 0; j < i; j++)
@@ -635,19 +696,12 @@ static doca_error_t domain_start(struct doca_ctx *ctx)
 	return DOCA_ERROR_IN_PROGRESS;
 }
 
-static doca_error_t domain_stop(struct doca_ctx *ctx)
+/* Tell every live local worker to drop this domain's table (no answer awaited). */
+static void domain_clear_workers(struct doca_urom_domain *d)
 {
-	struct doca_urom_domain *d = domain_of(ctx);
-	int pushed = d->phase == DOM_PUSH || d->phase == DOM_RUNNING;
 	struct sdp_urom_msg msg;
 	size_t i;
 
-	domain_start_cleanup(d);
-	d->phase = DOM_IDLE;
-	if (!pushed) {
-		domain_unref_workers(d);
-		return DOCA_SUCCESS;
-	}
 	for (i = 0; i < d->num_workers; i++) {
 		struct doca_urom_worker *w = d->workers[i];
 
@@ -657,9 +711,20 @@ static doca_error_t domain_stop(struct doca_ctx *ctx)
 		msg.hdr.type = SDP_UROM_MSG_W_DOMAIN_CLEAR;
 		msg.u.w_domain_clear.dest_id = w->dest_id;
 		msg.u.w_domain_clear.domain_key = d->key;
-		msg.hdr.req_id = ++d->next_req_id;
+		msg.hdr.req_id = atomic_fetch_add(&domain_req_ids, 1) + 1;
 		(void)sdp_urom_send_msg(&w->ucx, w->ep, &msg);
 	}
+}
+
+static doca_error_t domain_stop(struct doca_ctx *ctx)
+{
+	struct doca_urom_domain *d = domain_of(ctx);
+	int pushed = d->phase == DOM_PUSH || d->phase == DOM_RUNNING;
+
+	domain_start_cleanup(d);
+	d->phase = DOM_IDLE;
+	if (pushed)
+		domain_clear_workers(d);
 	domain_unref_workers(d);
 	return DOCA_SUCCESS;
 }
@@ -719,6 +784,9 @@ doca_error_t doca_urom_domain_destroy(struct doca_urom_domain *domain_ctx)
 	if (status != DOCA_SUCCESS)
 		return status;
 	domain_free_bufs(domain_ctx);
+	for (size_t i = 0; i < domain_ctx->num_parked; i++)
+		free(domain_ctx->parked[i]);
+	free(domain_ctx->parked);
 	free(domain_ctx->worker_ids);
 	free(domain_ctx->workers);
 	free(domain_ctx);
@@ -742,8 +810,9 @@ doca_error_t doca_urom_domain_set_buffers_count(struct doca_urom_domain *domain_
 
 	if (status != DOCA_SUCCESS)
 		return status;
-	if (buffers_cnt == 0 || buffers_cnt > 65536) {
-		sdp_error("buffer count %zu out of range [1, 65536]", buffers_cnt);
+	if (buffers_cnt == 0 || buffers_cnt > SDP_UROM_DOM_MAX_SEGS) {
+		sdp_error("buffer count %zu out of range [1, %d]", buffers_cnt,
+			  SDP_UROM_DOM_MAX_SEGS);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	bufs = calloc(buffers_cnt, sizeof(*bufs));
@@ -779,6 +848,13 @@ doca_error_t doca_urom_domain_add_buffer(struct doca_urom_domain *domain_ctx, vo
 	    mkey_len == 0) {
 		sdp_error("invalid buffer: buffer %p len %zu, memh %p len %zu, mkey %p len %zu",
 			  buffer, buf_len, memh, memh_len, mkey, mkey_len);
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	if (memh_len > SDP_UROM_DOM_MAX_BLOB || mkey_len > SDP_UROM_DOM_MAX_BLOB ||
+	    (uintptr_t)buffer + buf_len < (uintptr_t)buffer) {
+		sdp_error("invalid buffer: memh of %zu and mkey of %zu bytes (at most %u each), "
+			  "buffer %p + %zu",
+			  memh_len, mkey_len, SDP_UROM_DOM_MAX_BLOB, buffer, buf_len);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	if (domain_ctx->bufs_cap == 0) {

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "sdp_log.h"
+#include "sdp_urom_memh.h"
 #include "sdp_urom_plugin.h"
 
 SDP_LOG_COMPONENT("urom_worker");
@@ -17,6 +18,11 @@ static const struct sdp_urom_wdoms *lookup_table;
 
 static void member_free(struct sdp_urom_wdom_member *m)
 {
+	uint32_t i;
+
+	for (i = 0; m->clamped != NULL && i < m->num_segs; i++)
+		free(m->clamped[i]);
+	free(m->clamped);
 	free(m->raw);
 	free(m->addrs);
 	free(m->segs);
@@ -45,6 +51,54 @@ static int member_cmp(const void *a, const void *b)
 	const struct sdp_urom_wdom_member *x = a, *y = b;
 
 	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/*
+ * A segment whose memh is softdpu's descriptor: the segment must lie inside the memh's range,
+ * and the memh the lookups hand out is a copy narrowed to the segment, so a plugin importing it
+ * reaches exactly what the owner added to its domain, not the rest of a larger export. Other
+ * memh bytes (not softdpu's) are handed out as they came.
+ */
+static doca_error_t member_clamp(struct sdp_urom_wdom_member *w, char *why, size_t why_size)
+{
+	struct sdp_urom_memh mh;
+	uint32_t i;
+	size_t len;
+
+	w->clamped = calloc(w->num_segs ? w->num_segs : 1, sizeof(*w->clamped));
+	if (w->clamped == NULL) {
+		snprintf(why, why_size, "no memory for %u segments", w->num_segs);
+		return DOCA_ERROR_NO_MEMORY;
+	}
+	for (i = 0; i < w->num_segs; i++) {
+		struct sdp_urom_dom_seg *g = &w->segs[i];
+
+		if (g->memh.len == 0 || sdp_urom_memh_unpack_why(g->memh.data, g->memh.len, &mh,
+								 NULL, 0) != DOCA_SUCCESS)
+			continue;
+		if (g->va < mh.va || g->va - mh.va > mh.len || g->len > mh.len - (g->va - mh.va)) {
+			snprintf(why, why_size,
+				 "segment [%#lx, +%lu) is not inside its memh's range [%#lx, +%lu)",
+				 (unsigned long)g->va, (unsigned long)g->len, (unsigned long)mh.va,
+				 (unsigned long)mh.len);
+			return DOCA_ERROR_INVALID_VALUE;
+		}
+		if (mh.va == g->va && mh.len == g->len)
+			continue;
+		mh.va = g->va;
+		mh.len = g->len;
+		len = 0;
+		(void)sdp_urom_memh_pack(&mh, NULL, 0, &len);
+		w->clamped[i] = len ? malloc(len) : NULL;
+		if (w->clamped[i] == NULL ||
+		    sdp_urom_memh_pack(&mh, w->clamped[i], len, &len) != DOCA_SUCCESS) {
+			snprintf(why, why_size, "cannot narrow the memh of segment %u", i);
+			return DOCA_ERROR_NO_MEMORY;
+		}
+		g->memh.data = w->clamped[i];
+		g->memh.len = (uint32_t)len;
+	}
+	return DOCA_SUCCESS;
 }
 
 /* Copy and index one record; INVALID_VALUE (reason in why) when malformed or overlapping. */
@@ -89,6 +143,9 @@ static doca_error_t member_build(struct sdp_urom_wdom_member *out, const void *r
 			goto fail;
 		}
 	qsort(w.segs, w.num_segs, sizeof(*w.segs), seg_cmp);
+	status = member_clamp(&w, why, why_size);
+	if (status != DOCA_SUCCESS)
+		goto fail;
 	for (i = 1; i < w.num_segs; i++)
 		if (w.segs[i].va < w.segs[i - 1].va + w.segs[i - 1].len) {
 			snprintf(why, why_size, "segments at %#lx and %#lx overlap",
@@ -113,6 +170,21 @@ doca_error_t sdp_urom_wdom_add_member(struct sdp_urom_wdoms *d, uint64_t owner, 
 	doca_error_t status;
 	size_t i;
 
+	if (d->active.used && d->active.owner != owner) {
+		snprintf(why, why_size, "this worker serves a domain of another host (dest %lu)",
+			 (unsigned long)d->active.owner);
+		return DOCA_ERROR_IN_USE;
+	}
+	if (st->used && st->owner != owner) {
+		snprintf(why, why_size, "another host (dest %lu) is pushing its domain",
+			 (unsigned long)st->owner);
+		return DOCA_ERROR_IN_USE;
+	}
+	if (st->staged_bytes + len > SDP_UROM_WDOM_STAGE_MAX) {
+		snprintf(why, why_size, "more than %u bytes of member records staged",
+			 SDP_UROM_WDOM_STAGE_MAX);
+		return DOCA_ERROR_FULL;
+	}
 	if (!st->used || st->owner != owner || st->key != key) {
 		wdom_reset(st);
 		st->used = 1;
@@ -145,6 +217,7 @@ doca_error_t sdp_urom_wdom_add_member(struct sdp_urom_wdoms *d, uint64_t owner, 
 		st->cap = cap;
 	}
 	st->members[st->num++] = m;
+	st->staged_bytes += len;
 	return DOCA_SUCCESS;
 }
 
@@ -159,9 +232,14 @@ doca_error_t sdp_urom_wdom_commit(struct sdp_urom_wdoms *d, uint64_t owner, uint
 		wdom_reset(st);
 		return DOCA_ERROR_IN_USE;
 	}
-	if (!st->used || st->owner != owner || st->key != key || st->num != num || num == 0) {
+	if (st->used && st->owner != owner) {
+		snprintf(why, why_size, "another host (dest %lu) is pushing its domain",
+			 (unsigned long)st->owner);
+		return DOCA_ERROR_IN_USE;
+	}
+	if (!st->used || st->key != key || st->num != num || num == 0) {
 		snprintf(why, why_size, "commit of %u members, %zu were pushed", num,
-			 st->used && st->owner == owner && st->key == key ? st->num : 0);
+			 st->used && st->key == key ? st->num : 0);
 		wdom_reset(st);
 		return DOCA_ERROR_INVALID_VALUE;
 	}

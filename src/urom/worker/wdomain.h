@@ -5,9 +5,11 @@
  * domain id, plugin addresses by plugin name, memory segments) and then W_DOMAIN_COMMIT with
  * the member count. Records are staged per (owner dest id, domain key) and become the worker's
  * table only when the commit's count matches the distinct members received, so a plugin never
- * sees half a domain. A worker serves one domain at a time: a commit from another host while a
- * domain is active is refused (IN_USE) until its owner clears it (W_DOMAIN_CLEAR, domain stop)
- * or disconnects. Lookups (urom_domain_lookups_iface) answer from the active table only.
+ * sees half a domain. A worker serves one domain at a time: another host's records and commit
+ * are refused (IN_USE) while a domain is active or being pushed, until its owner clears it
+ * (W_DOMAIN_CLEAR, domain stop) or disconnects. A segment whose memh is softdpu's descriptor
+ * must lie inside the memh's range, and the lookups hand out that memh narrowed to the
+ * segment. Lookups (urom_domain_lookups_iface) answer from the active table only.
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #ifndef UROM_WDOMAIN_H_
@@ -28,6 +30,7 @@ struct sdp_urom_wdom_member {
 	struct sdp_urom_dom_addr *addrs;
 	uint32_t num_segs;
 	struct sdp_urom_dom_seg *segs; /* sorted by va, non-overlapping */
+	uint8_t **clamped; /* per segment: its memh narrowed to it (malloc'd), or NULL */
 };
 
 struct sdp_urom_wdom {
@@ -36,7 +39,11 @@ struct sdp_urom_wdom {
 	uint64_t key;
 	struct sdp_urom_wdom_member *members; /* sorted by id once committed */
 	size_t num, cap;
+	size_t staged_bytes; /* record bytes of the members (staging bound) */
 };
+
+/* Most bytes of member records one worker stages for a domain before its commit. */
+#define SDP_UROM_WDOM_STAGE_MAX (256u << 20)
 
 struct sdp_urom_wdoms {
 	struct sdp_urom_wdom active;

@@ -502,7 +502,7 @@ static void urom_worker_handle_domain_addr(struct sdp_urom_worker *w, ucp_ep_h e
 		status = DOCA_ERROR_NO_MEMORY;
 		goto reply;
 	}
-	for (i = 0; i < w->num_plugins; i++) {
+	for (i = 0; i < w->num_plugins && m->num_addrs < SDP_UROM_MAX_PLUGINS; i++) {
 		const struct sdp_urom_plugin *p = &w->plugins[i].p;
 
 		if (p->addr == NULL || p->addr_len == 0)
@@ -559,8 +559,9 @@ static void urom_worker_handle_domain(struct sdp_urom_worker *w, ucp_ep_h ep,
 			sdp_warn("worker %lu: domain record from dest %lu refused: %s (%s)",
 				 (unsigned long)w->worker_id, (unsigned long)dest_id, why,
 				 doca_error_get_name(status));
-			/* a key no commit names: the commit then fails */
-			w->doms.staging.key = ~in->u.w_domain_member.domain_key;
+			/* this host's staging gets a key no commit names: its commit then fails */
+			if (w->doms.staging.used && w->doms.staging.owner == dest_id)
+				w->doms.staging.key = ~in->u.w_domain_member.domain_key;
 		}
 		return;
 	case SDP_UROM_MSG_W_DOMAIN_COMMIT:
@@ -813,9 +814,21 @@ static int urom_worker_plugins_arm(struct sdp_urom_worker *w)
 
 	for (i = 0; i < w->num_plugins; i++) {
 		struct sdp_urom_worker_plugin *pl = &w->plugins[i];
+		doca_error_t st;
 
-		if (pl->wake_fd >= 0 && pl->p.arm(&pl->p.ctx) != DOCA_SUCCESS)
+		if (pl->wake_fd < 0)
+			continue;
+		st = pl->p.arm(&pl->p.ctx);
+		if (st == DOCA_ERROR_AGAIN)
 			return 1;
+		if (st != DOCA_SUCCESS) {
+			/* A broken arm would keep the loop awake for good: poll this one instead. */
+			sdp_warn("worker %lu: plugin %s's arm failed (%s); polled from now on",
+				 (unsigned long)w->worker_id, pl->p.name, doca_error_get_name(st));
+			(void)epoll_ctl(w->epfd, EPOLL_CTL_DEL, pl->wake_fd, NULL);
+			pl->wake_fd = -1;
+			return 1;
+		}
 	}
 	return 0;
 }
