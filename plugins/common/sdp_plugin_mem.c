@@ -137,19 +137,22 @@ static int pm_wait(struct sdp_plugin_mem *mem, int (*cond)(const void *), const 
 	long nap_us = PM_NOFD_SLEEP_MIN_US;
 	struct pollfd pfd;
 	struct timespec ts;
+	unsigned progressed;
 	ucs_status_t st;
 	int64_t left;
 
 	while (!cond(arg)) {
-		if (ucp_worker_progress(mem->worker) != 0) {
-			nap_us = PM_NOFD_SLEEP_MIN_US;
-			continue;
-		}
+		progressed = ucp_worker_progress(mem->worker);
 		if (cond(arg))
 			break;
+		/* Every round, busy or not: steady traffic must not outlast the bound. */
 		left = deadline - pm_now_ms();
 		if (left <= 0)
 			return 0;
+		if (progressed != 0) {
+			nap_us = PM_NOFD_SLEEP_MIN_US;
+			continue;
+		}
 		if (mem->efd >= 0) {
 			st = ucp_worker_arm(mem->worker);
 			if (st == UCS_ERR_BUSY)
