@@ -39,6 +39,17 @@ DOCA_LOG_REGISTER(SOFTDPU::PLUGIN_MEM);
 /* Without an event fd: sleep between progress rounds, doubling from the first to the last. */
 #define PM_NOFD_SLEEP_MIN_US 10
 #define PM_NOFD_SLEEP_MAX_US 1000
+/*
+ * UCX reads a worker address and a packed rkey without knowing their length; both come from
+ * peers. They are handed to UCX in zero-filled buffers that reach well past the bytes: the
+ * address with SDP_UROM_MEMH_ADDR_MAX zero bytes after it, the rkey in a buffer of at least
+ * PM_RKEY_BUF_MIN bytes. UCX 1.13 walks an rkey as an md map (8 bytes), a memory type (1),
+ * per md a size byte and at most 255 bytes, a system device (1) and per device a distance (3):
+ * whatever the bytes say, it stays inside 8 + 1 + 64 * 256 + 1 + 64 * 3 bytes.
+ */
+#define PM_RKEY_WALK_MAX (8 + 1 + 64 * 256 + 1 + 64 * 3)
+#define PM_RKEY_BUF_MIN                                                                            \
+	(PM_RKEY_WALK_MAX > SDP_UROM_MEMH_RKEY_MAX ? PM_RKEY_WALK_MAX : SDP_UROM_MEMH_RKEY_MAX)
 
 struct pm_ep {
 	ucs_list_link_t link;
@@ -329,6 +340,7 @@ static doca_error_t ep_get(struct sdp_plugin_mem *mem, const void *addr, size_t 
 			   struct pm_ep **e_p)
 {
 	ucp_ep_params_t params;
+	uint8_t *padded;
 	struct pm_ep *e;
 	ucs_status_t st;
 
@@ -345,13 +357,23 @@ static doca_error_t ep_get(struct sdp_plugin_mem *mem, const void *addr, size_t 
 	}
 	memcpy(e->addr, addr, len);
 	e->addr_len = len;
+	/* UCX takes no length: give it the address followed by zeros (see PM_RKEY_WALK_MAX). */
+	padded = calloc(1, len + SDP_UROM_MEMH_ADDR_MAX);
+	if (padded == NULL) {
+		DOCA_LOG_ERR("failed to allocate a copy of an owner address of %zu bytes", len);
+		free(e->addr);
+		free(e);
+		return DOCA_ERROR_NO_MEMORY;
+	}
+	memcpy(padded, addr, len);
 	memset(&params, 0, sizeof(params));
 	/* No peer watching: with it UCX 1.13 would leave shared memory and CMA out. */
 	params.field_mask =
 		UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
-	params.address = (const ucp_address_t *)e->addr;
+	params.address = (const ucp_address_t *)padded;
 	params.err_mode = UCP_ERR_HANDLING_MODE_NONE;
 	st = ucp_ep_create(mem->worker, &params, &e->ep);
+	free(padded); /* UCX copies what it needs of the address */
 	if (st != UCS_OK) {
 		DOCA_LOG_ERR("ucp_ep_create to an owner address of %zu bytes failed: %s", len,
 			     ucs_status_string(st));
@@ -562,22 +584,31 @@ static doca_error_t import_parts(struct sdp_plugin_mem *mem, const void *owner_a
 				 size_t owner_addr_len, uint64_t va, uint64_t len, const void *rkey,
 				 size_t rkey_len, struct pm_region **r_p)
 {
+	size_t padded_len = rkey_len > PM_RKEY_BUF_MIN ? rkey_len : PM_RKEY_BUF_MIN;
 	struct pm_region *r;
 	doca_error_t status;
+	uint8_t *padded;
 	ucs_status_t st;
 
 	r = calloc(1, sizeof(*r));
-	if (r == NULL) {
+	/* UCX takes no length: unpack from a zero-filled copy it cannot walk out of. */
+	padded = calloc(1, padded_len);
+	if (r == NULL || padded == NULL) {
 		DOCA_LOG_ERR("failed to allocate a region record");
+		free(padded);
+		free(r);
 		return DOCA_ERROR_NO_MEMORY;
 	}
+	memcpy(padded, rkey, rkey_len);
 	status = ep_get(mem, owner_addr, owner_addr_len, &r->ep);
 	if (status != DOCA_SUCCESS) {
+		free(padded);
 		free(r);
 		return status;
 	}
 	r->ep->users++;
-	st = ucp_ep_rkey_unpack(r->ep->ep, rkey, &r->rkey);
+	st = ucp_ep_rkey_unpack(r->ep->ep, padded, &r->rkey);
+	free(padded); /* the unpacked key holds no pointer into the buffer */
 	if (st != UCS_OK) {
 		DOCA_LOG_ERR("ucp_ep_rkey_unpack of a %zu-byte key failed: %s", rkey_len,
 			     ucs_status_string(st));

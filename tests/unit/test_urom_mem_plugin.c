@@ -3,7 +3,8 @@
  * engine of this same process (include/softdpu/urom_mem.h): imports and what they refuse, range
  * checks that move nothing and log once, unknown ids, callbacks that run only from
  * sdp_plugin_mem_progress(), release while busy, regions sharing an endpoint, imports through
- * domain lookups (a fake runtime table, cached per segment), destroy with work in flight.
+ * domain lookups (a fake runtime table, cached per segment), a memh whose rkey is 1 byte long
+ * (ends at a guard page: UCX must not read past it), destroy with work in flight.
  *
  *   test_urom_mem_plugin [tcp]      (tcp: UCX_TLS=tcp, RMA through the export thread)
  *
@@ -12,6 +13,8 @@
  */
 #include <poll.h>
 #include <stdint.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -375,6 +378,63 @@ static void test_plugin_domain(void)
 	T_OK(sdp_urom_mem_unexport(e1));
 }
 
+/*
+ * A memh whose envelope is valid but whose rkey is 1 byte, placed so that it ends right before
+ * a page that cannot be read: UCX takes the rkey without its length, so it must get a padded
+ * copy (before that fix this test died of SIGSEGV in ucp_ep_rkey_unpack()). The import fails
+ * or succeeds; either way nothing is read past the bytes.
+ */
+static void test_plugin_short_rkey(void)
+{
+	static uint8_t host[256];
+	const uint8_t key_bytes[] = {0x00, 0x01};
+	struct sdp_urom_mem *exp = NULL;
+	const void *memh;
+	size_t memh_len, len, page = (size_t)sysconf(_SC_PAGESIZE), i;
+	struct sdp_urom_memh d;
+	uint8_t *map, *at;
+	uint64_t id;
+	struct side s;
+	doca_error_t status;
+
+	T_OK(sdp_urom_mem_export(host, sizeof(host), &exp));
+	if (exp == NULL || side_open(&s) != 0) {
+		t_fail("cannot set up the short rkey test");
+		return;
+	}
+	T_OK(sdp_urom_mem_get_memh(exp, &memh, &memh_len));
+	T_OK(sdp_urom_memh_unpack(memh, memh_len, &d));
+	map = mmap(NULL, 3 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	T_TRUE(map != MAP_FAILED);
+	if (map == MAP_FAILED)
+		return;
+	T_TRUE(mprotect(map + 2 * page, page, PROT_NONE) == 0);
+	for (i = 0; i < sizeof(key_bytes); i++) {
+		d.rkey = &key_bytes[i];
+		d.rkey_len = 1;
+		len = sdp_urom_memh_packed_size(&d);
+		T_TRUE(len <= 2 * page);
+		at = map + 2 * page - len; /* the last byte of the memh is the last readable one */
+		T_OK(sdp_urom_memh_pack(&d, at, len, &len));
+		id = 0;
+		status = sdp_plugin_mem_import(s.mem, at, len, &id);
+		T_TRUE(status == DOCA_SUCCESS || status == DOCA_ERROR_DRIVER);
+		if (status == DOCA_SUCCESS)
+			T_OK(sdp_plugin_mem_release(s.mem, id));
+		/* The same through import_rkey. */
+		at = map + 2 * page - 1;
+		*at = key_bytes[i];
+		status = sdp_plugin_mem_import_rkey(s.mem, d.owner_addr, d.owner_addr_len,
+						    (uintptr_t)host, sizeof(host), at, 1, &id);
+		T_TRUE(status == DOCA_SUCCESS || status == DOCA_ERROR_DRIVER);
+		if (status == DOCA_SUCCESS)
+			T_OK(sdp_plugin_mem_release(s.mem, id));
+	}
+	side_close(&s);
+	munmap(map, 3 * page);
+	T_OK(sdp_urom_mem_unexport(exp));
+}
+
 int main(int argc, char **argv)
 {
 	static char app_rec[4096];
@@ -391,5 +451,6 @@ int main(int argc, char **argv)
 		T_OK(doca_log_backend_set_level_lower_limit(app, DOCA_LOG_LEVEL_WARNING));
 	test_plugin_local();
 	test_plugin_domain();
+	test_plugin_short_rkey();
 	T_DONE();
 }
