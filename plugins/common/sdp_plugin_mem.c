@@ -71,6 +71,8 @@ struct pm_region {
 	int from_domain;   /* cached under (domain_id, seg) */
 	uint64_t domain_id;
 	int seg;
+	uint8_t *memh; /* domain regions: the memh bytes imported, to notice a changed member */
+	size_t memh_len;
 };
 
 enum pm_op_kind {
@@ -572,6 +574,7 @@ void sdp_plugin_mem_destroy(struct sdp_plugin_mem *mem)
 		if (r->rkey != NULL)
 			ucp_rkey_destroy(r->rkey);
 		ucs_list_del(&r->link);
+		free(r->memh);
 		free(r);
 	}
 	ucs_list_for_each_safe(e, e_tmp, &mem->eps, link) ep_free(e);
@@ -695,6 +698,7 @@ doca_error_t sdp_plugin_mem_import_domain(struct sdp_plugin_mem *mem, struct uro
 	doca_error_t status;
 	void *memh = NULL;
 	size_t memh_len = 0;
+	uint8_t *copy;
 	int seg = -1;
 
 	if (mem == NULL || ctx == NULL || region_id_p == NULL) {
@@ -714,18 +718,7 @@ doca_error_t sdp_plugin_mem_import_domain(struct sdp_plugin_mem *mem, struct uro
 			     doca_error_get_name(status));
 		return status;
 	}
-	ucs_list_for_each(r, &mem->regions, link)
-	{
-		if (!r->from_domain || r->domain_id != domain_id || r->seg != seg)
-			continue;
-		if (r->rkey != NULL || r->inflight != 0) {
-			*region_id_p = r->id;
-			return DOCA_SUCCESS;
-		}
-		/* Its endpoint was closed by force: import the segment afresh. */
-		(void)sdp_plugin_mem_release(mem, r->id);
-		break;
-	}
+	/* Looked up on every call: a later domain may reuse the member id with other memory. */
 	status = doca_urom_worker_domain_memh_lookup(ctx, domain_id, seg, &memh_len, &memh);
 	if (status != DOCA_SUCCESS) {
 		DOCA_LOG_ERR("no memh for segment %d of domain member %llu: %s", seg,
@@ -737,12 +730,43 @@ doca_error_t sdp_plugin_mem_import_domain(struct sdp_plugin_mem *mem, struct uro
 			     seg, (unsigned long long)domain_id);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
+	ucs_list_for_each(r, &mem->regions, link)
+	{
+		if (!r->from_domain || r->domain_id != domain_id || r->seg != seg)
+			continue;
+		if (r->memh_len != memh_len || memcmp(r->memh, memh, memh_len) != 0) {
+			DOCA_LOG_DBG("segment %d of domain member %llu changed: importing it again",
+				     seg, (unsigned long long)domain_id);
+			/* Busy: it stays the table's (released at destroy), out of the cache. */
+			r->from_domain = 0;
+			if (r->inflight == 0)
+				(void)sdp_plugin_mem_release(mem, r->id);
+			break;
+		}
+		if (r->rkey != NULL || r->inflight != 0) {
+			*region_id_p = r->id;
+			return DOCA_SUCCESS;
+		}
+		/* Its endpoint was closed by force: import the segment afresh. */
+		(void)sdp_plugin_mem_release(mem, r->id);
+		break;
+	}
+	copy = malloc(memh_len > 0 ? memh_len : 1);
+	if (copy == NULL) {
+		DOCA_LOG_ERR("failed to allocate a copy of a memh of %zu bytes", memh_len);
+		return DOCA_ERROR_NO_MEMORY;
+	}
+	memcpy(copy, memh, memh_len);
 	status = import_memh(mem, memh, memh_len, "a domain member", &r);
-	if (status != DOCA_SUCCESS)
+	if (status != DOCA_SUCCESS) {
+		free(copy);
 		return status;
+	}
 	r->from_domain = 1;
 	r->domain_id = domain_id;
 	r->seg = seg;
+	r->memh = copy;
+	r->memh_len = memh_len;
 	*region_id_p = r->id;
 	return DOCA_SUCCESS;
 }
@@ -784,6 +808,7 @@ doca_error_t sdp_plugin_mem_release(struct sdp_plugin_mem *mem, uint64_t region_
 		ucp_rkey_destroy(r->rkey);
 	}
 	ucs_list_del(&r->link);
+	free(r->memh);
 	free(r);
 	if (--e->users == 0) {
 		ep_close(mem, e, e->pending != 0, PM_CLOSE_TIMEOUT_MS);

@@ -3,8 +3,9 @@
  * engine of this same process (include/softdpu/urom_mem.h): imports and what they refuse, range
  * checks that move nothing and log once, unknown ids, callbacks that run only from
  * sdp_plugin_mem_progress(), release while busy, regions sharing an endpoint, imports through
- * domain lookups (a fake runtime table, cached per segment), a memh whose rkey is 1 byte long
- * (ends at a guard page: UCX must not read past it), destroy with work in flight.
+ * domain lookups (a fake runtime table, cached per segment, re-imported when the member's memh
+ * changes), a memh whose rkey is 1 byte long (ends at a guard page: UCX must not read past
+ * it), destroy with work in flight.
  *
  *   test_urom_mem_plugin [tcp]      (tcp: UCX_TLS=tcp, RMA through the export thread)
  *
@@ -314,9 +315,10 @@ static doca_error_t fake_memh(struct urom_worker_ctx *ctx, uint64_t id, int seg,
 
 static void test_plugin_domain(void)
 {
-	static uint8_t seg0[1000], seg1[3000], local[3000];
-	struct sdp_urom_mem *e0 = NULL, *e1 = NULL;
-	uint64_t id0 = 0, id0b = 0, id1 = 0, idx = 0;
+	static uint8_t seg0[1000], seg1[3000], seg2[2000], shadow0[1000], local[3000];
+	struct sdp_urom_mem *e0 = NULL, *e1 = NULL, *e2 = NULL;
+	uint64_t id0 = 0, id0b = 0, id1 = 0, idx = 0, got_va = 0, got_len = 0;
+	struct cb_count c = {0, DOCA_SUCCESS};
 	struct fake_domain f;
 	struct side s;
 
@@ -325,7 +327,8 @@ static void test_plugin_domain(void)
 	f.ctx.domain_iface.memh_lookup = fake_memh;
 	T_OK(sdp_urom_mem_export(seg0, sizeof(seg0), &e0));
 	T_OK(sdp_urom_mem_export(seg1, sizeof(seg1), &e1));
-	if (e0 == NULL || e1 == NULL || side_open(&s) != 0) {
+	T_OK(sdp_urom_mem_export(seg2, sizeof(seg2), &e2));
+	if (e0 == NULL || e1 == NULL || e2 == NULL || side_open(&s) != 0) {
 		t_fail("cannot set up the domain test");
 		return;
 	}
@@ -345,11 +348,11 @@ static void test_plugin_domain(void)
 	T_EQ_INT(f.memh_lookups, 0);
 	T_OK(sdp_plugin_mem_import_domain(s.mem, &f.ctx, 7, f.va[0] + 5, &id0));
 	T_OK(sdp_plugin_mem_import_domain(s.mem, &f.ctx, 7, f.va[0] + 999, &id0b));
-	T_EQ_INT(id0b, id0); /* cached per (member, segment) */
-	T_EQ_INT(f.memh_lookups, 1);
+	T_EQ_INT(id0b, id0); /* cached per (member, segment), the memh checked every time */
+	T_EQ_INT(f.memh_lookups, 2);
 	T_OK(sdp_plugin_mem_import_domain(s.mem, &f.ctx, 7, f.va[1], &id1));
 	T_TRUE(id1 != id0);
-	T_EQ_INT(f.memh_lookups, 2);
+	T_EQ_INT(f.memh_lookups, 3);
 
 	fill(seg1, sizeof(seg1), 9);
 	T_OK(sdp_plugin_mem_get(s.mem, id1, f.va[1], local, sizeof(seg1), T_TIMEOUT_MS));
@@ -365,7 +368,44 @@ static void test_plugin_domain(void)
 	T_OK(sdp_plugin_mem_release(s.mem, id0));
 	T_OK(sdp_plugin_mem_import_domain(s.mem, &f.ctx, 7, f.va[0], &idx));
 	T_TRUE(idx != id0);
-	T_EQ_INT(f.memh_lookups, 3);
+	T_EQ_INT(f.memh_lookups, 4);
+
+	/*
+	 * A later domain reuses member 7 with other memory under segment 0 (seg2): the cached
+	 * region must not be used, the new bounds must. First idle, then with work in flight on
+	 * the old region (it stays valid until its callbacks ran and it is released).
+	 */
+	T_OK(sdp_urom_mem_get_memh(e2, &f.memh[0], &f.memh_len[0]));
+	f.va[0] = (uintptr_t)seg2;
+	f.len[0] = sizeof(seg2);
+	T_OK(sdp_plugin_mem_import_domain(s.mem, &f.ctx, 7, f.va[0] + 1, &id0));
+	T_TRUE(id0 != idx && id0 != 0);
+	T_STATUS(sdp_plugin_mem_region_get(s.mem, idx, NULL, NULL), DOCA_ERROR_NOT_FOUND);
+	T_OK(sdp_plugin_mem_region_get(s.mem, id0, &got_va, &got_len));
+	T_EQ_INT(got_va, (uintptr_t)seg2);
+	T_EQ_INT(got_len, sizeof(seg2));
+	memcpy(shadow0, seg0, sizeof(seg0));
+	fill(local, sizeof(seg2), 21);
+	T_OK(sdp_plugin_mem_put(s.mem, id0, f.va[0], local, sizeof(seg2), T_TIMEOUT_MS));
+	T_TRUE(memcmp(seg2, local, sizeof(seg2)) == 0);
+	T_TRUE(memcmp(seg0, shadow0, sizeof(seg0)) == 0);
+	fill(local, 100, 23);
+	T_OK(sdp_plugin_mem_put_nb(s.mem, id0, f.va[0], local, 100, count_cb, &c));
+	T_OK(sdp_urom_mem_get_memh(e0, &f.memh[0], &f.memh_len[0]));
+	f.va[0] = (uintptr_t)seg0;
+	f.len[0] = sizeof(seg0);
+	T_OK(sdp_plugin_mem_import_domain(s.mem, &f.ctx, 7, f.va[0], &idx));
+	T_TRUE(idx != id0);
+	T_OK(sdp_plugin_mem_region_get(s.mem, idx, &got_va, &got_len));
+	T_EQ_INT(got_va, (uintptr_t)seg0);
+	T_EQ_INT(got_len, sizeof(seg0));
+	progress_until(&s, &c, 1);
+	T_EQ_INT(c.last, DOCA_SUCCESS);
+	T_OK(sdp_plugin_mem_flush(s.mem, id0, T_TIMEOUT_MS));
+	T_TRUE(memcmp(seg2, local, 100) == 0);
+	T_OK(sdp_plugin_mem_release(s.mem, id0)); /* out of the cache, still the caller's to drop */
+	T_OK(sdp_plugin_mem_import_domain(s.mem, &f.ctx, 7, f.va[0], &id0b));
+	T_EQ_INT(id0b, idx);
 
 	/* A memh the runtime hands out garbled is refused. */
 	f.memh_len[1] = 10;
@@ -376,6 +416,7 @@ static void test_plugin_domain(void)
 	side_close(&s); /* domain regions belong to the table */
 	T_OK(sdp_urom_mem_unexport(e0));
 	T_OK(sdp_urom_mem_unexport(e1));
+	T_OK(sdp_urom_mem_unexport(e2));
 }
 
 /*
