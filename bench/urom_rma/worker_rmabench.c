@@ -22,6 +22,9 @@
 
 DOCA_LOG_REGISTER(UROM::WORKER::RMABENCH);
 
+/* sdp_plugin_mem_progress() calls per progress op, at most (the runtime loop gets its turn). */
+#define RB_PROGRESS_ROUNDS 256
+
 /* One measurement in progress. */
 struct run {
 	struct urom_worker_cmd_desc *cd; /* answered when the run ends */
@@ -266,10 +269,16 @@ static doca_error_t rb_worker_cmd(struct urom_worker_ctx *ctx, ucs_list_link_t *
 static doca_error_t rb_progress(struct urom_worker_ctx *ctx, ucs_list_link_t *notif_list)
 {
 	struct rb *rb = ctx->plugin_ctx;
+	int round;
 
-	/* UCX progress and the transfers' callbacks (they issue the next ones) */
-	while (sdp_plugin_mem_progress(rb->mem) != 0)
-		;
+	/*
+	 * UCX progress and the transfers' callbacks (they issue the next ones), bounded: the
+	 * runtime's loop must get its turn (other plugins, host messages) during a long run; the
+	 * arm op answers AGAIN while a run is active, so the loop comes back here at once.
+	 */
+	for (round = 0; round < RB_PROGRESS_ROUNDS; round++)
+		if (sdp_plugin_mem_progress(rb->mem) == 0)
+			break;
 	if (ucs_list_is_empty(&rb->done))
 		return DOCA_ERROR_EMPTY;
 	ucs_list_splice_tail(notif_list, &rb->done);

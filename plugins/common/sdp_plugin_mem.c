@@ -39,6 +39,17 @@ DOCA_LOG_REGISTER(SOFTDPU::PLUGIN_MEM);
 /* Without an event fd: sleep between progress rounds, doubling from the first to the last. */
 #define PM_NOFD_SLEEP_MIN_US 10
 #define PM_NOFD_SLEEP_MAX_US 1000
+/*
+ * UCX reads a worker address and a packed rkey without knowing their length; both come from
+ * peers. They are handed to UCX in zero-filled buffers that reach well past the bytes: the
+ * address with SDP_UROM_MEMH_ADDR_MAX zero bytes after it, the rkey in a buffer of at least
+ * PM_RKEY_BUF_MIN bytes. UCX 1.13 walks an rkey as an md map (8 bytes), a memory type (1),
+ * per md a size byte and at most 255 bytes, a system device (1) and per device a distance (3):
+ * whatever the bytes say, it stays inside 8 + 1 + 64 * 256 + 1 + 64 * 3 bytes.
+ */
+#define PM_RKEY_WALK_MAX (8 + 1 + 64 * 256 + 1 + 64 * 3)
+#define PM_RKEY_BUF_MIN                                                                            \
+	(PM_RKEY_WALK_MAX > SDP_UROM_MEMH_RKEY_MAX ? PM_RKEY_WALK_MAX : SDP_UROM_MEMH_RKEY_MAX)
 
 struct pm_ep {
 	ucs_list_link_t link;
@@ -60,6 +71,8 @@ struct pm_region {
 	int from_domain;   /* cached under (domain_id, seg) */
 	uint64_t domain_id;
 	int seg;
+	uint8_t *memh; /* domain regions: the memh bytes imported, to notice a changed member */
+	size_t memh_len;
 };
 
 enum pm_op_kind {
@@ -137,19 +150,22 @@ static int pm_wait(struct sdp_plugin_mem *mem, int (*cond)(const void *), const 
 	long nap_us = PM_NOFD_SLEEP_MIN_US;
 	struct pollfd pfd;
 	struct timespec ts;
+	unsigned progressed;
 	ucs_status_t st;
 	int64_t left;
 
 	while (!cond(arg)) {
-		if (ucp_worker_progress(mem->worker) != 0) {
-			nap_us = PM_NOFD_SLEEP_MIN_US;
-			continue;
-		}
+		progressed = ucp_worker_progress(mem->worker);
 		if (cond(arg))
 			break;
+		/* Every round, busy or not: steady traffic must not outlast the bound. */
 		left = deadline - pm_now_ms();
 		if (left <= 0)
 			return 0;
+		if (progressed != 0) {
+			nap_us = PM_NOFD_SLEEP_MIN_US;
+			continue;
+		}
 		if (mem->efd >= 0) {
 			st = ucp_worker_arm(mem->worker);
 			if (st == UCS_ERR_BUSY)
@@ -326,6 +342,7 @@ static doca_error_t ep_get(struct sdp_plugin_mem *mem, const void *addr, size_t 
 			   struct pm_ep **e_p)
 {
 	ucp_ep_params_t params;
+	uint8_t *padded;
 	struct pm_ep *e;
 	ucs_status_t st;
 
@@ -342,13 +359,23 @@ static doca_error_t ep_get(struct sdp_plugin_mem *mem, const void *addr, size_t 
 	}
 	memcpy(e->addr, addr, len);
 	e->addr_len = len;
+	/* UCX takes no length: give it the address followed by zeros (see PM_RKEY_WALK_MAX). */
+	padded = calloc(1, len + SDP_UROM_MEMH_ADDR_MAX);
+	if (padded == NULL) {
+		DOCA_LOG_ERR("failed to allocate a copy of an owner address of %zu bytes", len);
+		free(e->addr);
+		free(e);
+		return DOCA_ERROR_NO_MEMORY;
+	}
+	memcpy(padded, addr, len);
 	memset(&params, 0, sizeof(params));
 	/* No peer watching: with it UCX 1.13 would leave shared memory and CMA out. */
 	params.field_mask =
 		UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
-	params.address = (const ucp_address_t *)e->addr;
+	params.address = (const ucp_address_t *)padded;
 	params.err_mode = UCP_ERR_HANDLING_MODE_NONE;
 	st = ucp_ep_create(mem->worker, &params, &e->ep);
+	free(padded); /* UCX copies what it needs of the address */
 	if (st != UCS_OK) {
 		DOCA_LOG_ERR("ucp_ep_create to an owner address of %zu bytes failed: %s", len,
 			     ucs_status_string(st));
@@ -547,6 +574,7 @@ void sdp_plugin_mem_destroy(struct sdp_plugin_mem *mem)
 		if (r->rkey != NULL)
 			ucp_rkey_destroy(r->rkey);
 		ucs_list_del(&r->link);
+		free(r->memh);
 		free(r);
 	}
 	ucs_list_for_each_safe(e, e_tmp, &mem->eps, link) ep_free(e);
@@ -559,22 +587,31 @@ static doca_error_t import_parts(struct sdp_plugin_mem *mem, const void *owner_a
 				 size_t owner_addr_len, uint64_t va, uint64_t len, const void *rkey,
 				 size_t rkey_len, struct pm_region **r_p)
 {
+	size_t padded_len = rkey_len > PM_RKEY_BUF_MIN ? rkey_len : PM_RKEY_BUF_MIN;
 	struct pm_region *r;
 	doca_error_t status;
+	uint8_t *padded;
 	ucs_status_t st;
 
 	r = calloc(1, sizeof(*r));
-	if (r == NULL) {
+	/* UCX takes no length: unpack from a zero-filled copy it cannot walk out of. */
+	padded = calloc(1, padded_len);
+	if (r == NULL || padded == NULL) {
 		DOCA_LOG_ERR("failed to allocate a region record");
+		free(padded);
+		free(r);
 		return DOCA_ERROR_NO_MEMORY;
 	}
+	memcpy(padded, rkey, rkey_len);
 	status = ep_get(mem, owner_addr, owner_addr_len, &r->ep);
 	if (status != DOCA_SUCCESS) {
+		free(padded);
 		free(r);
 		return status;
 	}
 	r->ep->users++;
-	st = ucp_ep_rkey_unpack(r->ep->ep, rkey, &r->rkey);
+	st = ucp_ep_rkey_unpack(r->ep->ep, padded, &r->rkey);
+	free(padded); /* the unpacked key holds no pointer into the buffer */
 	if (st != UCS_OK) {
 		DOCA_LOG_ERR("ucp_ep_rkey_unpack of a %zu-byte key failed: %s", rkey_len,
 			     ucs_status_string(st));
@@ -661,6 +698,7 @@ doca_error_t sdp_plugin_mem_import_domain(struct sdp_plugin_mem *mem, struct uro
 	doca_error_t status;
 	void *memh = NULL;
 	size_t memh_len = 0;
+	uint8_t *copy;
 	int seg = -1;
 
 	if (mem == NULL || ctx == NULL || region_id_p == NULL) {
@@ -680,18 +718,7 @@ doca_error_t sdp_plugin_mem_import_domain(struct sdp_plugin_mem *mem, struct uro
 			     doca_error_get_name(status));
 		return status;
 	}
-	ucs_list_for_each(r, &mem->regions, link)
-	{
-		if (!r->from_domain || r->domain_id != domain_id || r->seg != seg)
-			continue;
-		if (r->rkey != NULL || r->inflight != 0) {
-			*region_id_p = r->id;
-			return DOCA_SUCCESS;
-		}
-		/* Its endpoint was closed by force: import the segment afresh. */
-		(void)sdp_plugin_mem_release(mem, r->id);
-		break;
-	}
+	/* Looked up on every call: a later domain may reuse the member id with other memory. */
 	status = doca_urom_worker_domain_memh_lookup(ctx, domain_id, seg, &memh_len, &memh);
 	if (status != DOCA_SUCCESS) {
 		DOCA_LOG_ERR("no memh for segment %d of domain member %llu: %s", seg,
@@ -703,12 +730,43 @@ doca_error_t sdp_plugin_mem_import_domain(struct sdp_plugin_mem *mem, struct uro
 			     seg, (unsigned long long)domain_id);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
+	ucs_list_for_each(r, &mem->regions, link)
+	{
+		if (!r->from_domain || r->domain_id != domain_id || r->seg != seg)
+			continue;
+		if (r->memh_len != memh_len || memcmp(r->memh, memh, memh_len) != 0) {
+			DOCA_LOG_DBG("segment %d of domain member %llu changed: importing it again",
+				     seg, (unsigned long long)domain_id);
+			/* Busy: it stays the table's (released at destroy), out of the cache. */
+			r->from_domain = 0;
+			if (r->inflight == 0)
+				(void)sdp_plugin_mem_release(mem, r->id);
+			break;
+		}
+		if (r->rkey != NULL || r->inflight != 0) {
+			*region_id_p = r->id;
+			return DOCA_SUCCESS;
+		}
+		/* Its endpoint was closed by force: import the segment afresh. */
+		(void)sdp_plugin_mem_release(mem, r->id);
+		break;
+	}
+	copy = malloc(memh_len > 0 ? memh_len : 1);
+	if (copy == NULL) {
+		DOCA_LOG_ERR("failed to allocate a copy of a memh of %zu bytes", memh_len);
+		return DOCA_ERROR_NO_MEMORY;
+	}
+	memcpy(copy, memh, memh_len);
 	status = import_memh(mem, memh, memh_len, "a domain member", &r);
-	if (status != DOCA_SUCCESS)
+	if (status != DOCA_SUCCESS) {
+		free(copy);
 		return status;
+	}
 	r->from_domain = 1;
 	r->domain_id = domain_id;
 	r->seg = seg;
+	r->memh = copy;
+	r->memh_len = memh_len;
 	*region_id_p = r->id;
 	return DOCA_SUCCESS;
 }
@@ -750,6 +808,7 @@ doca_error_t sdp_plugin_mem_release(struct sdp_plugin_mem *mem, uint64_t region_
 		ucp_rkey_destroy(r->rkey);
 	}
 	ucs_list_del(&r->link);
+	free(r->memh);
 	free(r);
 	if (--e->users == 0) {
 		ep_close(mem, e, e->pending != 0, PM_CLOSE_TIMEOUT_MS);

@@ -130,8 +130,11 @@ doca_error_t sdp_plugin_mem_import_rkey(struct sdp_plugin_mem *mem, const void *
  * runtime's domain lookups of ctx (doca_urom_worker_domain_seg_lookup() and
  * doca_urom_worker_domain_memh_lookup(); softdpu's runtime answers the latter with softdpu
  * memh bytes). Cached per (domain id, segment): asking again for any va of the same segment
- * gives the same id without a lookup. Such regions belong to the table: the caller need not
- * release them (sdp_plugin_mem_release() drops one from the cache early).
+ * gives the same id, as long as the runtime's memh bytes for that segment are the same ones
+ * (both lookups run on every call); when they changed (a later domain reused the member id)
+ * the cached region is released (or, with operations in flight, left to the table out of the
+ * cache) and the new memh imported under a new id. Such regions belong to the table: the
+ * caller need not release them (sdp_plugin_mem_release() drops one from the cache early).
  * DOCA_ERROR_INVALID_VALUE for NULL arguments or malformed memh bytes, DOCA_ERROR_NOT_FOUND
  * when the runtime knows no such member or segment (its status is passed on), other errors as
  * sdp_plugin_mem_import().

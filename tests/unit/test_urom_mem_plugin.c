@@ -3,7 +3,9 @@
  * engine of this same process (include/softdpu/urom_mem.h): imports and what they refuse, range
  * checks that move nothing and log once, unknown ids, callbacks that run only from
  * sdp_plugin_mem_progress(), release while busy, regions sharing an endpoint, imports through
- * domain lookups (a fake runtime table, cached per segment), destroy with work in flight.
+ * domain lookups (a fake runtime table, cached per segment, re-imported when the member's memh
+ * changes), a memh whose rkey is 1 byte long (ends at a guard page: UCX must not read past
+ * it), destroy with work in flight.
  *
  *   test_urom_mem_plugin [tcp]      (tcp: UCX_TLS=tcp, RMA through the export thread)
  *
@@ -12,6 +14,8 @@
  */
 #include <poll.h>
 #include <stdint.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -311,9 +315,10 @@ static doca_error_t fake_memh(struct urom_worker_ctx *ctx, uint64_t id, int seg,
 
 static void test_plugin_domain(void)
 {
-	static uint8_t seg0[1000], seg1[3000], local[3000];
-	struct sdp_urom_mem *e0 = NULL, *e1 = NULL;
-	uint64_t id0 = 0, id0b = 0, id1 = 0, idx = 0;
+	static uint8_t seg0[1000], seg1[3000], seg2[2000], shadow0[1000], local[3000];
+	struct sdp_urom_mem *e0 = NULL, *e1 = NULL, *e2 = NULL;
+	uint64_t id0 = 0, id0b = 0, id1 = 0, idx = 0, got_va = 0, got_len = 0;
+	struct cb_count c = {0, DOCA_SUCCESS};
 	struct fake_domain f;
 	struct side s;
 
@@ -322,7 +327,8 @@ static void test_plugin_domain(void)
 	f.ctx.domain_iface.memh_lookup = fake_memh;
 	T_OK(sdp_urom_mem_export(seg0, sizeof(seg0), &e0));
 	T_OK(sdp_urom_mem_export(seg1, sizeof(seg1), &e1));
-	if (e0 == NULL || e1 == NULL || side_open(&s) != 0) {
+	T_OK(sdp_urom_mem_export(seg2, sizeof(seg2), &e2));
+	if (e0 == NULL || e1 == NULL || e2 == NULL || side_open(&s) != 0) {
 		t_fail("cannot set up the domain test");
 		return;
 	}
@@ -342,11 +348,11 @@ static void test_plugin_domain(void)
 	T_EQ_INT(f.memh_lookups, 0);
 	T_OK(sdp_plugin_mem_import_domain(s.mem, &f.ctx, 7, f.va[0] + 5, &id0));
 	T_OK(sdp_plugin_mem_import_domain(s.mem, &f.ctx, 7, f.va[0] + 999, &id0b));
-	T_EQ_INT(id0b, id0); /* cached per (member, segment) */
-	T_EQ_INT(f.memh_lookups, 1);
+	T_EQ_INT(id0b, id0); /* cached per (member, segment), the memh checked every time */
+	T_EQ_INT(f.memh_lookups, 2);
 	T_OK(sdp_plugin_mem_import_domain(s.mem, &f.ctx, 7, f.va[1], &id1));
 	T_TRUE(id1 != id0);
-	T_EQ_INT(f.memh_lookups, 2);
+	T_EQ_INT(f.memh_lookups, 3);
 
 	fill(seg1, sizeof(seg1), 9);
 	T_OK(sdp_plugin_mem_get(s.mem, id1, f.va[1], local, sizeof(seg1), T_TIMEOUT_MS));
@@ -362,7 +368,44 @@ static void test_plugin_domain(void)
 	T_OK(sdp_plugin_mem_release(s.mem, id0));
 	T_OK(sdp_plugin_mem_import_domain(s.mem, &f.ctx, 7, f.va[0], &idx));
 	T_TRUE(idx != id0);
-	T_EQ_INT(f.memh_lookups, 3);
+	T_EQ_INT(f.memh_lookups, 4);
+
+	/*
+	 * A later domain reuses member 7 with other memory under segment 0 (seg2): the cached
+	 * region must not be used, the new bounds must. First idle, then with work in flight on
+	 * the old region (it stays valid until its callbacks ran and it is released).
+	 */
+	T_OK(sdp_urom_mem_get_memh(e2, &f.memh[0], &f.memh_len[0]));
+	f.va[0] = (uintptr_t)seg2;
+	f.len[0] = sizeof(seg2);
+	T_OK(sdp_plugin_mem_import_domain(s.mem, &f.ctx, 7, f.va[0] + 1, &id0));
+	T_TRUE(id0 != idx && id0 != 0);
+	T_STATUS(sdp_plugin_mem_region_get(s.mem, idx, NULL, NULL), DOCA_ERROR_NOT_FOUND);
+	T_OK(sdp_plugin_mem_region_get(s.mem, id0, &got_va, &got_len));
+	T_EQ_INT(got_va, (uintptr_t)seg2);
+	T_EQ_INT(got_len, sizeof(seg2));
+	memcpy(shadow0, seg0, sizeof(seg0));
+	fill(local, sizeof(seg2), 21);
+	T_OK(sdp_plugin_mem_put(s.mem, id0, f.va[0], local, sizeof(seg2), T_TIMEOUT_MS));
+	T_TRUE(memcmp(seg2, local, sizeof(seg2)) == 0);
+	T_TRUE(memcmp(seg0, shadow0, sizeof(seg0)) == 0);
+	fill(local, 100, 23);
+	T_OK(sdp_plugin_mem_put_nb(s.mem, id0, f.va[0], local, 100, count_cb, &c));
+	T_OK(sdp_urom_mem_get_memh(e0, &f.memh[0], &f.memh_len[0]));
+	f.va[0] = (uintptr_t)seg0;
+	f.len[0] = sizeof(seg0);
+	T_OK(sdp_plugin_mem_import_domain(s.mem, &f.ctx, 7, f.va[0], &idx));
+	T_TRUE(idx != id0);
+	T_OK(sdp_plugin_mem_region_get(s.mem, idx, &got_va, &got_len));
+	T_EQ_INT(got_va, (uintptr_t)seg0);
+	T_EQ_INT(got_len, sizeof(seg0));
+	progress_until(&s, &c, 1);
+	T_EQ_INT(c.last, DOCA_SUCCESS);
+	T_OK(sdp_plugin_mem_flush(s.mem, id0, T_TIMEOUT_MS));
+	T_TRUE(memcmp(seg2, local, 100) == 0);
+	T_OK(sdp_plugin_mem_release(s.mem, id0)); /* out of the cache, still the caller's to drop */
+	T_OK(sdp_plugin_mem_import_domain(s.mem, &f.ctx, 7, f.va[0], &id0b));
+	T_EQ_INT(id0b, idx);
 
 	/* A memh the runtime hands out garbled is refused. */
 	f.memh_len[1] = 10;
@@ -373,6 +416,64 @@ static void test_plugin_domain(void)
 	side_close(&s); /* domain regions belong to the table */
 	T_OK(sdp_urom_mem_unexport(e0));
 	T_OK(sdp_urom_mem_unexport(e1));
+	T_OK(sdp_urom_mem_unexport(e2));
+}
+
+/*
+ * A memh whose envelope is valid but whose rkey is 1 byte, placed so that it ends right before
+ * a page that cannot be read: UCX takes the rkey without its length, so it must get a padded
+ * copy (before that fix this test died of SIGSEGV in ucp_ep_rkey_unpack()). The import fails
+ * or succeeds; either way nothing is read past the bytes.
+ */
+static void test_plugin_short_rkey(void)
+{
+	static uint8_t host[256];
+	const uint8_t key_bytes[] = {0x00, 0x01};
+	struct sdp_urom_mem *exp = NULL;
+	const void *memh;
+	size_t memh_len, len, page = (size_t)sysconf(_SC_PAGESIZE), i;
+	struct sdp_urom_memh d;
+	uint8_t *map, *at;
+	uint64_t id;
+	struct side s;
+	doca_error_t status;
+
+	T_OK(sdp_urom_mem_export(host, sizeof(host), &exp));
+	if (exp == NULL || side_open(&s) != 0) {
+		t_fail("cannot set up the short rkey test");
+		return;
+	}
+	T_OK(sdp_urom_mem_get_memh(exp, &memh, &memh_len));
+	T_OK(sdp_urom_memh_unpack(memh, memh_len, &d));
+	map = mmap(NULL, 3 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	T_TRUE(map != MAP_FAILED);
+	if (map == MAP_FAILED)
+		return;
+	T_TRUE(mprotect(map + 2 * page, page, PROT_NONE) == 0);
+	for (i = 0; i < sizeof(key_bytes); i++) {
+		d.rkey = &key_bytes[i];
+		d.rkey_len = 1;
+		len = sdp_urom_memh_packed_size(&d);
+		T_TRUE(len <= 2 * page);
+		at = map + 2 * page - len; /* the last byte of the memh is the last readable one */
+		T_OK(sdp_urom_memh_pack(&d, at, len, &len));
+		id = 0;
+		status = sdp_plugin_mem_import(s.mem, at, len, &id);
+		T_TRUE(status == DOCA_SUCCESS || status == DOCA_ERROR_DRIVER);
+		if (status == DOCA_SUCCESS)
+			T_OK(sdp_plugin_mem_release(s.mem, id));
+		/* The same through import_rkey. */
+		at = map + 2 * page - 1;
+		*at = key_bytes[i];
+		status = sdp_plugin_mem_import_rkey(s.mem, d.owner_addr, d.owner_addr_len,
+						    (uintptr_t)host, sizeof(host), at, 1, &id);
+		T_TRUE(status == DOCA_SUCCESS || status == DOCA_ERROR_DRIVER);
+		if (status == DOCA_SUCCESS)
+			T_OK(sdp_plugin_mem_release(s.mem, id));
+	}
+	side_close(&s);
+	munmap(map, 3 * page);
+	T_OK(sdp_urom_mem_unexport(exp));
 }
 
 int main(int argc, char **argv)
@@ -391,5 +492,6 @@ int main(int argc, char **argv)
 		T_OK(doca_log_backend_set_level_lower_limit(app, DOCA_LOG_LEVEL_WARNING));
 	test_plugin_local();
 	test_plugin_domain();
+	test_plugin_short_rkey();
 	T_DONE();
 }

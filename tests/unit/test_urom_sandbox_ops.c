@@ -28,6 +28,7 @@
 
 #define PLUGIN_ID 0x4ull /* the command type the runtime would route by */
 #define HOST_DEST 77	 /* dest_id of the host connection the answers go to */
+#define OTHER_DEST 78	 /* a second host connected to the same worker */
 #define MSG_SIZE 4096	 /* the runtime's default message size */
 #define WAIT_MS 5000
 #define PENDING_MS 100 /* how long a receive that must not complete is watched */
@@ -53,6 +54,7 @@ static arm_fn plugin_arm;
 static struct peer peers[2];
 static int member_of[2] = {0, 1}; /* domain id -> instance: a "new domain" may swap them */
 static uint64_t next_context = 1000;
+static uint64_t host_dest = HOST_DEST; /* the host connection commands come from */
 
 /* The domain: members 0 and 1 are the two instances; anything else is unknown. */
 static doca_error_t lookup_addr(struct urom_worker_ctx *ctx, uint64_t domain_id, void **addr)
@@ -114,7 +116,7 @@ static doca_error_t submit_raw(struct peer *p, uint64_t urom_context, const void
 		fprintf(stderr, "out of memory\n");
 		exit(T_EXIT_FAIL);
 	}
-	desc->dest_id = HOST_DEST;
+	desc->dest_id = host_dest;
 	desc->worker_cmd.type = PLUGIN_ID;
 	desc->worker_cmd.urom_context = urom_context;
 	desc->worker_cmd.len = len_override >= 0 ? (uint64_t)len_override : cmd_len + inline_len;
@@ -214,8 +216,9 @@ static int wait_notif(struct peer *p, uint64_t urom_context, struct packed *out)
 		t_fail("packed %zu bytes, expected %d + %" PRIu64, len, NOTIFY_HDR,
 		       (uint64_t)desc->worker_notif.len);
 	memcpy(&out->hdr, buf, NOTIFY_HDR);
-	if (desc->dest_id != HOST_DEST)
-		t_fail("notification for dest %" PRIu64 ", expected %d", desc->dest_id, HOST_DEST);
+	if (desc->dest_id != host_dest)
+		t_fail("notification for dest %" PRIu64 ", expected %" PRIu64, desc->dest_id,
+		       host_dest);
 	if (out->hdr.type != PLUGIN_ID || out->hdr.urom_context != urom_context)
 		t_fail("notification header type %" PRIu64 " context %" PRIu64, out->hdr.type,
 		       out->hdr.urom_context);
@@ -244,6 +247,24 @@ static void expect_pending(struct peer *p, uint64_t urom_context)
 			return;
 		}
 		nap_ms(2);
+	}
+}
+
+/*
+ * Every command answered exactly once: after a while of progress nothing is left in p's list
+ * that no check took (a second notification of a command would be).
+ */
+static void expect_no_leftover(struct peer *p, const char *when)
+{
+	struct urom_worker_notif_desc *desc;
+
+	expect_pending(p, UINT64_MAX); /* progress for a while; no command has that context */
+	while (!ucs_list_is_empty(&p->notifs)) {
+		desc = ucs_list_extract_head(&p->notifs, struct urom_worker_notif_desc, entry);
+		t_fail("%s: an extra notification for context %" PRIu64 " (status %s)", when,
+		       (uint64_t)desc->worker_notif.urom_context,
+		       doca_error_get_name(desc->worker_notif.status));
+		free(desc);
 	}
 }
 
@@ -745,6 +766,119 @@ static void test_refusals(void)
 	c = post_send(&peers[0], 0xd8, 1, m, sizeof(m), 1);
 	check_send_ok(&peers[0], c, 0xd8);
 	check_recv_ok(&peers[1], r, 0xd7, m, sizeof(m), 1);
+	expect_no_leftover(&peers[0], "refusals");
+	expect_no_leftover(&peers[1], "refusals");
+}
+
+/*
+ * A memh descriptor by hand (layout in src/urom/proto/sdp_urom_memh.h): [va, va + len) owned
+ * by the UCP worker at owner, with an empty remote key (UCX's packed key of no memory domain).
+ */
+static size_t make_memh(uint8_t *out, size_t cap, uint64_t va, uint64_t len, const void *owner,
+			size_t owner_len)
+{
+	const uint32_t rkey_len = 9; /* an md map of 0 and the host memory type */
+	uint32_t addr_len = (uint32_t)owner_len;
+	uint16_t version = 1, flags = 0;
+
+	if (32 + owner_len + rkey_len > cap)
+		return 0;
+	memset(out, 0, 32 + owner_len + rkey_len);
+	memcpy(out, "SDMH", 4);
+	memcpy(out + 4, &version, 2); /* (little-endian machine) */
+	memcpy(out + 6, &flags, 2);
+	memcpy(out + 8, &va, 8);
+	memcpy(out + 16, &len, 8);
+	memcpy(out + 24, &addr_len, 4);
+	memcpy(out + 28, &rkey_len, 4);
+	memcpy(out + 32, owner, owner_len);
+	return 32 + owner_len + rkey_len;
+}
+
+/*
+ * A memh id belongs to the host that mapped it: another host on the same worker (another
+ * dest_id) naming it gets NOT_FOUND, like an unknown id, in both directions, and nothing moves.
+ */
+static void test_map_owner(void)
+{
+	static uint8_t memh[8192], area[256];
+	struct urom_worker_sandbox_cmd cmd;
+	uint64_t c, r, memh_id = 0;
+	struct packed pk;
+	size_t memh_len;
+
+	memh_len = make_memh(memh, sizeof(memh), (uintptr_t)area, sizeof(area), peers[1].addr,
+			     peers[1].addr_len);
+	T_TRUE(memh_len != 0);
+	memset(&cmd, 0, sizeof(cmd));
+	cmd.type = UROM_WORKER_CMD_SANDBOX_MEM_MAP;
+	cmd.mem_map.context = 0xa1;
+	cmd.mem_map.exported_memh_buffer_len = memh_len;
+	c = next_context++;
+	T_OK(submit(&peers[0], c, &cmd, memh, memh_len));
+	if (wait_notif(&peers[0], c, &pk) != 0)
+		return;
+	T_OK(pk.hdr.status);
+	T_TRUE(pk.has_payload && pk.n.type == UROM_WORKER_NOTIFY_SANDBOX_MEM_MAP);
+	T_EQ_INT(pk.n.mem_map.context, 0xa1);
+	memh_id = pk.n.mem_map.memh_id;
+	T_TRUE(memh_id != 0);
+
+	/* The other host: a send from and a receive into host A's mapping, refused. */
+	host_dest = OTHER_DEST;
+	memset(&cmd, 0, sizeof(cmd));
+	cmd.type = UROM_WORKER_CMD_SANDBOX_TAG_SEND;
+	cmd.tag_send.context = 0xa2;
+	cmd.tag_send.dest = 1;
+	cmd.tag_send.buffer = (uintptr_t)area;
+	cmd.tag_send.count = 0;
+	cmd.tag_send.tag = 0xa0;
+	cmd.tag_send.memh_id = memh_id;
+	c = next_context++;
+	T_STATUS(submit(&peers[0], c, &cmd, NULL, 0), DOCA_ERROR_NOT_FOUND);
+	check_refused(&peers[0], c, DOCA_ERROR_NOT_FOUND, UROM_WORKER_NOTIFY_SANDBOX_TAG_SEND,
+		      0xa2);
+	cmd.tag_send.count = 16;
+	c = next_context++;
+	T_STATUS(submit(&peers[0], c, &cmd, NULL, 0), DOCA_ERROR_NOT_FOUND);
+	check_refused(&peers[0], c, DOCA_ERROR_NOT_FOUND, UROM_WORKER_NOTIFY_SANDBOX_TAG_SEND,
+		      0xa2);
+	memset(&cmd, 0, sizeof(cmd));
+	cmd.type = UROM_WORKER_CMD_SANDBOX_TAG_RECV;
+	cmd.tag_recv.context = 0xa3;
+	cmd.tag_recv.buffer = (uintptr_t)area;
+	cmd.tag_recv.count = 0;
+	cmd.tag_recv.tag = 0xa0;
+	cmd.tag_recv.tag_mask = ~0ull;
+	cmd.tag_recv.memh_id = memh_id;
+	c = next_context++;
+	T_STATUS(submit(&peers[0], c, &cmd, NULL, 0), DOCA_ERROR_NOT_FOUND);
+	check_refused(&peers[0], c, DOCA_ERROR_NOT_FOUND, UROM_WORKER_NOTIFY_SANDBOX_TAG_RECV,
+		      0xa3);
+	cmd.tag_recv.count = 16;
+	c = next_context++;
+	T_STATUS(submit(&peers[0], c, &cmd, NULL, 0), DOCA_ERROR_NOT_FOUND);
+	check_refused(&peers[0], c, DOCA_ERROR_NOT_FOUND, UROM_WORKER_NOTIFY_SANDBOX_TAG_RECV,
+		      0xa3);
+	expect_no_leftover(&peers[0], "the other host's refusals");
+	host_dest = HOST_DEST;
+
+	/* Its owner may: a send of 0 bytes through the mapping reaches peer 1. */
+	r = post_recv(&peers[1], 0xa4, 0, 0xa0, ~0ull, 0, 0);
+	memset(&cmd, 0, sizeof(cmd));
+	cmd.type = UROM_WORKER_CMD_SANDBOX_TAG_SEND;
+	cmd.tag_send.context = 0xa5;
+	cmd.tag_send.dest = 1;
+	cmd.tag_send.buffer = (uintptr_t)area;
+	cmd.tag_send.count = 0;
+	cmd.tag_send.tag = 0xa0;
+	cmd.tag_send.memh_id = memh_id;
+	c = next_context++;
+	T_OK(submit(&peers[0], c, &cmd, NULL, 0));
+	check_send_ok(&peers[0], c, 0xa5);
+	check_recv_ok(&peers[1], r, 0xa4, NULL, 0, 0xa0);
+	expect_no_leftover(&peers[0], "the owner's send");
+	expect_no_leftover(&peers[1], "the owner's send");
 }
 
 /* notif_pack on its own: bad arguments and a buffer too small. */
@@ -806,24 +940,24 @@ int main(int argc, char **argv)
 	test_member_moves();
 	test_truncated();
 	test_refusals();
+	test_map_owner();
 	test_notif_pack();
 
-	/* Close with a receive still posted and a send nobody receives: both are cleaned up. */
-	(void)post_recv(&peers[0], 0xf1, 16, 0xf00d, ~0ull, 0, 0);
-	(void)post_send(&peers[0], 0xf2, 1, "unreceived bytes", 16, 0xcafe);
-	progress_all();
-	iface.close(&peers[0].ctx);
+	/*
+	 * Close with a receive still posted and a send nobody receives: both are cleaned up.
+	 * Before that, every command of peer 0 got exactly one notification: the eager send is
+	 * answered, the receive is not yet, and nothing else is left over.
+	 */
 	{
-		/* What peer 0 notified before closing is not checked: drop it. */
-		struct urom_worker_notif_desc *desc;
+		uint64_t c_send;
 
-		while (!ucs_list_is_empty(&peers[0].notifs)) {
-			desc = ucs_list_extract_head(&peers[0].notifs,
-						     struct urom_worker_notif_desc, entry);
-			free(desc);
-		}
-		free(peers[0].addr);
+		(void)post_recv(&peers[0], 0xf1, 16, 0xf00d, ~0ull, 0, 0);
+		c_send = post_send(&peers[0], 0xf2, 1, "unreceived bytes", 16, 0xcafe);
+		check_send_ok(&peers[0], c_send, 0xf2);
+		expect_no_leftover(&peers[0], "before close");
 	}
+	iface.close(&peers[0].ctx);
+	free(peers[0].addr);
 	close_peer(&peers[1]);
 	iface.close(NULL);
 	dlclose(dl);

@@ -17,9 +17,12 @@
  *   MEM_MAP   the inline bytes are a softdpu memh descriptor (sdp_urom_mem_export() on the
  *             host): sdp_plugin_mem imports it into a region of this plugin's UCP worker, whose
  *             nonzero id is the memh id. Host memory is only ever reached through a region's
- *             checked put and get: a range outside the region is refused, nothing moves.
+ *             checked put and get: a range outside the region is refused, nothing moves. A
+ *             memh id belongs to the host that mapped it (the command's dest_id): another
+ *             host's TAG_SEND or TAG_RECV naming it is NOT_FOUND, as an unknown id is.
  *
- * Every command gets exactly one notification, failures included: UCX failures carry
+ * Every command gets exactly one notification, failures included (its descriptor is allocated
+ * before the work starts; when even that fails, a header-only one answers): UCX failures carry
  * DOCA_ERROR_DRIVER (UCX's own status in the payload), the others the status of the check that
  * refused them. The runtime calls every op from its single loop thread; UCX callbacks only move
  * operations between lists, the work happens in worker_cmd and progress. softdpu's runtime
@@ -107,6 +110,12 @@ struct sandbox_op {
 	uint64_t sender_tag;
 };
 
+/* A MEM_MAP region and the host (command dest_id) it belongs to. */
+struct sandbox_map {
+	uint64_t id; /* sdp_plugin_mem region id: the memh id */
+	uint64_t owner;
+};
+
 /* Per-worker state (ctx->plugin_ctx). */
 struct sandbox_state {
 	ucp_context_h ucp_context;
@@ -114,7 +123,9 @@ struct sandbox_state {
 	ucp_address_t *ucp_addr;
 	size_t ucp_addr_len;
 	struct sdp_plugin_mem *mem;
+	struct sandbox_map *maps; /* sorted by id (ids only grow; mappings stay until close) */
 	size_t num_maps;
+	size_t maps_cap;
 	size_t max_inline_recv;	    /* bytes a TAG_RECV notification can carry */
 	struct sandbox_peer *peers; /* sorted by dest */
 	size_t num_peers;
@@ -264,8 +275,8 @@ static doca_error_t sandbox_notify_refused(struct sandbox_state *state,
 
 	desc = sandbox_notif_alloc(cmd_desc->dest_id, cmd_desc->worker_cmd.type,
 				   cmd_desc->worker_cmd.urom_context, 0);
-	if (desc == NULL)
-		return DOCA_ERROR_NO_MEMORY;
+	if (desc == NULL) /* at least the header, with the status */
+		return sandbox_notify_bare(state, cmd_desc, status);
 	desc->worker_notif.status = status;
 	n = sandbox_notif_payload(desc);
 	switch (cmd->type) {
@@ -294,15 +305,25 @@ static doca_error_t sandbox_notify_refused(struct sandbox_state *state,
 
 /* ---- operations --------------------------------------------------------------------------- */
 
+/*
+ * A new op with its notification allocated already (extra inline bytes for a recv's data), so
+ * that finishing it cannot fail. NULL when either allocation failed (logged).
+ */
 static struct sandbox_op *sandbox_op_create(struct sandbox_state *state,
 					    const struct urom_worker_cmd_desc *cmd_desc,
 					    const struct urom_worker_sandbox_cmd *cmd,
-					    enum sandbox_op_kind kind)
+					    enum sandbox_op_kind kind, size_t extra)
 {
 	struct sandbox_op *op = calloc(1, sizeof(*op));
 
 	if (op == NULL) {
 		DOCA_LOG_ERR("failed to allocate an operation of %zu bytes", sizeof(*op));
+		return NULL;
+	}
+	op->notif = sandbox_notif_alloc(cmd_desc->dest_id, cmd_desc->worker_cmd.type,
+					cmd_desc->worker_cmd.urom_context, extra);
+	if (op->notif == NULL) {
+		free(op);
 		return NULL;
 	}
 	op->state = state;
@@ -344,17 +365,8 @@ static void sandbox_op_finish(struct sandbox_op *op)
 	struct urom_worker_notif_desc *desc = op->notif;
 	struct urom_worker_notify_sandbox *n;
 
+	/* (allocated with the op: finishing never needs memory) */
 	op->notif = NULL;
-	if (desc == NULL)
-		desc = sandbox_notif_alloc(op->dest_id, op->type, op->urom_context, 0);
-	if (desc == NULL) {
-		/* Nothing can tell the host any more; the log is all that is left. */
-		DOCA_LOG_ERR("notification of a %s for dest %" PRIu64 " lost",
-			     op->kind == SANDBOX_OP_SEND ? "tag send" : "tag recv", op->dest_id);
-		sandbox_op_free(op);
-		return;
-	}
-
 	desc->worker_notif.status = op->status;
 	desc->worker_notif.len = sizeof(*n);
 	n = sandbox_notif_payload(desc);
@@ -681,13 +693,39 @@ static doca_error_t sandbox_peer_get(struct urom_worker_ctx *ctx, struct sandbox
 
 /* ---- commands ----------------------------------------------------------------------------- */
 
-/*
- * [addr, addr + count) must lie inside mapping memh_id (for count 0: the mapping must exist).
- * Nothing moves; INVALID_VALUE outside, NOT_FOUND for an unknown id.
- */
-static doca_error_t sandbox_mem_range(struct sandbox_state *state, uint64_t memh_id, uint64_t addr,
-				      uint64_t count)
+/* The mapping memh_id, or NULL. */
+static const struct sandbox_map *sandbox_map_find(const struct sandbox_state *state,
+						  uint64_t memh_id)
 {
+	size_t lo = 0, hi = state->num_maps, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (state->maps[mid].id < memh_id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < state->num_maps && state->maps[lo].id == memh_id ? &state->maps[lo] : NULL;
+}
+
+/*
+ * [addr, addr + count) must lie inside mapping memh_id of host owner (for count 0: the mapping
+ * must exist). Nothing moves; INVALID_VALUE outside, NOT_FOUND for an unknown id or one that
+ * another host mapped (the ids are small and sequential: easy to guess).
+ */
+static doca_error_t sandbox_mem_range(struct sandbox_state *state, uint64_t owner, uint64_t memh_id,
+				      uint64_t addr, uint64_t count)
+{
+	const struct sandbox_map *map = sandbox_map_find(state, memh_id);
+
+	if (map == NULL)
+		return DOCA_ERROR_NOT_FOUND;
+	if (map->owner != owner) {
+		DOCA_LOG_DBG("memh %#" PRIx64 " belongs to dest %" PRIu64 ", not %" PRIu64, memh_id,
+			     map->owner, owner);
+		return DOCA_ERROR_NOT_FOUND;
+	}
 	if (count == 0)
 		return sdp_plugin_mem_region_get(state->mem, memh_id, NULL, NULL);
 	return sdp_plugin_mem_check(state->mem, memh_id, addr, count);
@@ -718,7 +756,8 @@ static doca_error_t sandbox_cmd_tag_send(struct urom_worker_ctx *ctx, struct san
 	}
 	if (ts->memh_id != 0) {
 		/* Checked before anything is sent: outside the mapping, nothing moves. */
-		status = sandbox_mem_range(state, ts->memh_id, ts->buffer, ts->count);
+		status = sandbox_mem_range(state, cmd_desc->dest_id, ts->memh_id, ts->buffer,
+					   ts->count);
 		if (status != DOCA_SUCCESS) {
 			DOCA_LOG_ERR(
 				"tag send from memh %#" PRIx64 " [%#" PRIx64 ", +%" PRIu64 "): %s",
@@ -730,7 +769,7 @@ static doca_error_t sandbox_cmd_tag_send(struct urom_worker_ctx *ctx, struct san
 	if (status != DOCA_SUCCESS)
 		return sandbox_notify_refused(state, cmd_desc, cmd, status);
 
-	op = sandbox_op_create(state, cmd_desc, cmd, SANDBOX_OP_SEND);
+	op = sandbox_op_create(state, cmd_desc, cmd, SANDBOX_OP_SEND, 0);
 	if (op == NULL)
 		return sandbox_notify_refused(state, cmd_desc, cmd, DOCA_ERROR_NO_MEMORY);
 	op->ep = ep;
@@ -796,7 +835,8 @@ static doca_error_t sandbox_cmd_tag_recv(struct sandbox_state *state,
 			return sandbox_notify_refused(state, cmd_desc, cmd,
 						      DOCA_ERROR_INVALID_VALUE);
 		}
-		status = sandbox_mem_range(state, tr->memh_id, tr->buffer, tr->count);
+		status = sandbox_mem_range(state, cmd_desc->dest_id, tr->memh_id, tr->buffer,
+					   tr->count);
 		if (status != DOCA_SUCCESS) {
 			DOCA_LOG_ERR(
 				"tag recv into memh %#" PRIx64 " [%#" PRIx64 ", +%" PRIu64 "): %s",
@@ -805,12 +845,13 @@ static doca_error_t sandbox_cmd_tag_recv(struct sandbox_state *state,
 		}
 	}
 
-	op = sandbox_op_create(state, cmd_desc, cmd, SANDBOX_OP_RECV);
+	/* Inline: the notification has room for the data and receives it. */
+	op = sandbox_op_create(state, cmd_desc, cmd, SANDBOX_OP_RECV,
+			       tr->memh_id == 0 ? tr->count : 0);
 	if (op == NULL)
 		return sandbox_notify_refused(state, cmd_desc, cmd, DOCA_ERROR_NO_MEMORY);
 	if (tr->memh_id == 0) {
-		op->notif = sandbox_notif_alloc(op->dest_id, op->type, op->urom_context, tr->count);
-		target = op->notif != NULL ? sandbox_notif_inline(op->notif) : NULL;
+		target = sandbox_notif_inline(op->notif);
 	} else {
 		op->bounce = tr->count > 0 ? malloc(tr->count) : NULL;
 		target = op->bounce;
@@ -853,9 +894,11 @@ static doca_error_t sandbox_cmd_mem_map(struct sandbox_state *state,
 	const uint64_t range = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH;
 	struct urom_worker_notif_desc *desc;
 	struct urom_worker_notify_sandbox *n;
+	struct sandbox_map *maps;
 	const uint8_t *memh;
 	uint64_t region_id = 0;
 	doca_error_t status;
+	size_t cap;
 
 	if (mm->exported_memh_buffer_len == 0 ||
 	    cmd_desc->worker_cmd.len - sizeof(*cmd) != mm->exported_memh_buffer_len) {
@@ -869,14 +912,31 @@ static doca_error_t sandbox_cmd_mem_map(struct sandbox_state *state,
 		DOCA_LOG_ERR("mem map: %d mappings already, no more", SANDBOX_MAX_MAPS);
 		return sandbox_notify_refused(state, cmd_desc, cmd, DOCA_ERROR_FULL);
 	}
+	/* Memory for the answer and the owner record first: once mapped, nothing can fail. */
+	if (state->num_maps == state->maps_cap) {
+		cap = state->maps_cap != 0 ? state->maps_cap * 2 : 16;
+		maps = realloc(state->maps, cap * sizeof(*maps));
+		if (maps == NULL) {
+			DOCA_LOG_ERR("failed to grow the mapping table to %zu entries", cap);
+			return sandbox_notify_refused(state, cmd_desc, cmd, DOCA_ERROR_NO_MEMORY);
+		}
+		state->maps = maps;
+		state->maps_cap = cap;
+	}
+	desc = sandbox_notif_alloc(cmd_desc->dest_id, cmd_desc->worker_cmd.type,
+				   cmd_desc->worker_cmd.urom_context, 0);
+	if (desc == NULL)
+		return sandbox_notify_bare(state, cmd_desc, DOCA_ERROR_NO_MEMORY);
 
 	memh = cmd_desc->worker_cmd.plugin_cmd + sizeof(*cmd);
 #ifdef SDP_SANDBOX_HAVE_EXPORTED_MEMH
 	mm->map_params.exported_memh_buffer = memh; /* pointer fields point into the command */
 #endif
 	status = sdp_plugin_mem_import(state->mem, memh, mm->exported_memh_buffer_len, &region_id);
-	if (status != DOCA_SUCCESS)
+	if (status != DOCA_SUCCESS) {
+		free(desc);
 		return sandbox_notify_refused(state, cmd_desc, cmd, status);
+	}
 
 	/* A range given with the descriptor must lie inside what the host exported. */
 	if ((mp->field_mask & range) == range && mp->length > 0) {
@@ -886,16 +946,14 @@ static doca_error_t sandbox_cmd_mem_map(struct sandbox_state *state,
 			DOCA_LOG_ERR("mem map of [%p, +%zu): outside the exported memory",
 				     mp->address, mp->length);
 			(void)sdp_plugin_mem_release(state->mem, region_id);
+			free(desc);
 			return sandbox_notify_refused(state, cmd_desc, cmd, status);
 		}
 	}
 
-	desc = sandbox_notif_alloc(cmd_desc->dest_id, cmd_desc->worker_cmd.type,
-				   cmd_desc->worker_cmd.urom_context, 0);
-	if (desc == NULL) {
-		(void)sdp_plugin_mem_release(state->mem, region_id);
-		return DOCA_ERROR_NO_MEMORY;
-	}
+	/* Region ids only grow: appending keeps the table sorted. */
+	state->maps[state->num_maps].id = region_id;
+	state->maps[state->num_maps].owner = cmd_desc->dest_id;
 	state->num_maps++;
 	desc->worker_notif.status = DOCA_SUCCESS;
 	n = sandbox_notif_payload(desc);
@@ -903,7 +961,8 @@ static doca_error_t sandbox_cmd_mem_map(struct sandbox_state *state,
 	n->mem_map.context = mm->context;
 	n->mem_map.memh_id = region_id;
 	ucs_list_add_tail(&state->completed, &desc->entry);
-	DOCA_LOG_DBG("mem map: memh id %#" PRIx64, region_id);
+	DOCA_LOG_DBG("mem map: memh id %#" PRIx64 " of dest %" PRIu64, region_id,
+		     cmd_desc->dest_id);
 	return DOCA_SUCCESS;
 }
 
@@ -1097,6 +1156,7 @@ static void sandbox_state_destroy(struct sandbox_state *state)
 		free(desc);
 	}
 	free(state->peers);
+	free(state->maps);
 	if (state->ucp_context != NULL)
 		ucp_cleanup(state->ucp_context);
 	free(state);
