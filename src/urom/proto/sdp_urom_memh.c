@@ -4,31 +4,14 @@
  */
 #include "sdp_urom_memh.h"
 
-#include <stdarg.h>
+#include "sdp_urom_wire.h"
+
 #include <stdio.h>
 #include <string.h>
 
 #include "sdp_log.h"
 
 SDP_LOG_COMPONENT("urom_memh");
-
-static void put_le(uint8_t *p, uint64_t v, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint64_t get_le(const uint8_t *p, size_t n)
-{
-	uint64_t v = 0;
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		v |= (uint64_t)p[i] << (8 * i);
-	return v;
-}
 
 /* The first field of m that cannot be packed, NULL when m is valid. */
 static const char *memh_invalid_field(const struct sdp_urom_memh *m)
@@ -77,28 +60,16 @@ doca_error_t sdp_urom_memh_pack(const struct sdp_urom_memh *m, void *buf, size_t
 		return DOCA_ERROR_TOO_BIG;
 	}
 	memcpy(p, SDP_UROM_MEMH_MAGIC, 4);
-	put_le(p + 4, SDP_UROM_MEMH_VERSION, 2);
-	put_le(p + 6, m->flags, 2);
-	put_le(p + 8, m->va, 8);
-	put_le(p + 16, m->len, 8);
-	put_le(p + 24, m->owner_addr_len, 4);
-	put_le(p + 28, m->rkey_len, 4);
+	sdp_wire_put_le(p + 4, SDP_UROM_MEMH_VERSION, 2);
+	sdp_wire_put_le(p + 6, m->flags, 2);
+	sdp_wire_put_le(p + 8, m->va, 8);
+	sdp_wire_put_le(p + 16, m->len, 8);
+	sdp_wire_put_le(p + 24, m->owner_addr_len, 4);
+	sdp_wire_put_le(p + 28, m->rkey_len, 4);
 	memcpy(p + SDP_UROM_MEMH_HDR_LEN, m->owner_addr, m->owner_addr_len);
 	memcpy(p + SDP_UROM_MEMH_HDR_LEN + m->owner_addr_len, m->rkey, m->rkey_len);
 	*len_p = need;
 	return DOCA_SUCCESS;
-}
-
-static void __attribute__((format(printf, 3, 4)))
-memh_why(char *why, size_t size, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (why == NULL || size == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(why, size, fmt, ap);
-	va_end(ap);
 }
 
 doca_error_t sdp_urom_memh_unpack_why(const void *buf, size_t len, struct sdp_urom_memh *m,
@@ -114,58 +85,59 @@ doca_error_t sdp_urom_memh_unpack_why(const void *buf, size_t len, struct sdp_ur
 	}
 	/* Magic and version first, so another version is told apart from garbage. */
 	if (len < 6) {
-		memh_why(why, why_size, "memh of %zu bytes is shorter than its %d-byte header", len,
-			 SDP_UROM_MEMH_HDR_LEN);
+		sdp_wire_why(why, why_size, "memh of %zu bytes is shorter than its %d-byte header",
+			     len, SDP_UROM_MEMH_HDR_LEN);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	if (memcmp(p, SDP_UROM_MEMH_MAGIC, 4) != 0) {
-		memh_why(why, why_size, "memh has bad magic %02x %02x %02x %02x (expected \"%s\")",
-			 p[0], p[1], p[2], p[3], SDP_UROM_MEMH_MAGIC);
+		sdp_wire_why(why, why_size,
+			     "memh has bad magic %02x %02x %02x %02x (expected \"%s\")", p[0], p[1],
+			     p[2], p[3], SDP_UROM_MEMH_MAGIC);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	memset(&out, 0, sizeof(out));
-	out.version = (uint16_t)get_le(p + 4, 2);
+	out.version = (uint16_t)sdp_wire_get_le(p + 4, 2);
 	if (out.version != SDP_UROM_MEMH_VERSION) {
 		m->version = out.version;
-		memh_why(why, why_size, "memh of version %u (this softdpu reads version %d)",
-			 out.version, SDP_UROM_MEMH_VERSION);
+		sdp_wire_why(why, why_size, "memh of version %u (this softdpu reads version %d)",
+			     out.version, SDP_UROM_MEMH_VERSION);
 		return DOCA_ERROR_NOT_SUPPORTED;
 	}
 	if (len < SDP_UROM_MEMH_HDR_LEN) {
-		memh_why(why, why_size, "memh of %zu bytes is shorter than its %d-byte header", len,
-			 SDP_UROM_MEMH_HDR_LEN);
+		sdp_wire_why(why, why_size, "memh of %zu bytes is shorter than its %d-byte header",
+			     len, SDP_UROM_MEMH_HDR_LEN);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
-	out.flags = (uint16_t)get_le(p + 6, 2);
-	out.va = get_le(p + 8, 8);
-	out.len = get_le(p + 16, 8);
-	out.owner_addr_len = (uint32_t)get_le(p + 24, 4);
-	out.rkey_len = (uint32_t)get_le(p + 28, 4);
+	out.flags = (uint16_t)sdp_wire_get_le(p + 6, 2);
+	out.va = sdp_wire_get_le(p + 8, 8);
+	out.len = sdp_wire_get_le(p + 16, 8);
+	out.owner_addr_len = (uint32_t)sdp_wire_get_le(p + 24, 4);
+	out.rkey_len = (uint32_t)sdp_wire_get_le(p + 28, 4);
 	if ((out.flags & ~SDP_UROM_MEMH_FLAGS_KNOWN) != 0) {
-		memh_why(why, why_size, "memh has unknown flags 0x%x", out.flags);
+		sdp_wire_why(why, why_size, "memh has unknown flags 0x%x", out.flags);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	if (out.len == 0 || out.len > UINT64_MAX - out.va) {
-		memh_why(why, why_size, "memh region of %llu bytes at 0x%llx is empty or wraps",
-			 (unsigned long long)out.len, (unsigned long long)out.va);
+		sdp_wire_why(why, why_size, "memh region of %llu bytes at 0x%llx is empty or wraps",
+			     (unsigned long long)out.len, (unsigned long long)out.va);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	if (out.owner_addr_len == 0 || out.owner_addr_len > SDP_UROM_MEMH_ADDR_MAX) {
-		memh_why(why, why_size, "memh owner address of %u bytes (1 .. %d allowed)",
-			 out.owner_addr_len, SDP_UROM_MEMH_ADDR_MAX);
+		sdp_wire_why(why, why_size, "memh owner address of %u bytes (1 .. %d allowed)",
+			     out.owner_addr_len, SDP_UROM_MEMH_ADDR_MAX);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	if (out.rkey_len == 0 || out.rkey_len > SDP_UROM_MEMH_RKEY_MAX) {
-		memh_why(why, why_size, "memh remote key of %u bytes (1 .. %d allowed)",
-			 out.rkey_len, SDP_UROM_MEMH_RKEY_MAX);
+		sdp_wire_why(why, why_size, "memh remote key of %u bytes (1 .. %d allowed)",
+			     out.rkey_len, SDP_UROM_MEMH_RKEY_MAX);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	/* Both lengths are bounded, so the sum cannot overflow. */
 	left = len - SDP_UROM_MEMH_HDR_LEN;
 	if ((size_t)out.owner_addr_len + out.rkey_len != left) {
-		memh_why(why, why_size,
-			 "memh announces %u + %u bytes of address and key, %zu bytes follow",
-			 out.owner_addr_len, out.rkey_len, left);
+		sdp_wire_why(why, why_size,
+			     "memh announces %u + %u bytes of address and key, %zu bytes follow",
+			     out.owner_addr_len, out.rkey_len, left);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	out.owner_addr = p + SDP_UROM_MEMH_HDR_LEN;

@@ -5,42 +5,29 @@
  */
 #include "sdp_urom_oob_wire.h"
 
-#include <stdarg.h>
+#include "sdp_urom_wire.h"
+
 #include <stdio.h>
 #include <string.h>
 
 static void put16(uint8_t *p, uint16_t v)
 {
-	p[0] = (uint8_t)v;
-	p[1] = (uint8_t)(v >> 8);
+	sdp_wire_put_le(p, v, 2);
 }
 
 static void put32(uint8_t *p, uint32_t v)
 {
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
+	sdp_wire_put_le(p, v, 4);
 }
 
 static uint16_t get16(const uint8_t *p)
 {
-	return (uint16_t)(p[0] | p[1] << 8);
+	return (uint16_t)sdp_wire_get_le(p, 2);
 }
 
 static uint32_t get32(const uint8_t *p)
 {
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static void __attribute__((format(printf, 3, 4)))
-set_why(char *why, size_t why_size, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (why == NULL || why_size == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(why, why_size, fmt, ap);
-	va_end(ap);
+	return (uint32_t)sdp_wire_get_le(p, 4);
 }
 
 const char *sdp_urom_oob_type_name(uint16_t type)
@@ -158,7 +145,7 @@ doca_error_t sdp_urom_oob_hdr_unpack(const uint8_t hdr_buf[SDP_UROM_OOB_HDR_LEN]
 	int ctrl;
 
 	if (hdr_buf == NULL || expect == NULL || hdr_p == NULL) {
-		set_why(why, why_size, "no header");
+		sdp_wire_why(why, why_size, "no header");
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	h.magic = get32(hdr_buf);
@@ -167,42 +154,44 @@ doca_error_t sdp_urom_oob_hdr_unpack(const uint8_t hdr_buf[SDP_UROM_OOB_HDR_LEN]
 	h.seq = get32(hdr_buf + 8);
 	h.body_len = get32(hdr_buf + 12);
 	if (h.magic != SDP_UROM_OOB_MAGIC) {
-		set_why(why, why_size, "bad magic 0x%08x", (unsigned int)h.magic);
+		sdp_wire_why(why, why_size, "bad magic 0x%08x", (unsigned int)h.magic);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	if (h.version != SDP_UROM_OOB_VERSION) {
-		set_why(why, why_size, "protocol version %u, expected %u", h.version,
-			SDP_UROM_OOB_VERSION);
+		sdp_wire_why(why, why_size, "protocol version %u, expected %u", h.version,
+			     SDP_UROM_OOB_VERSION);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	if (h.type == 0 || h.type > SDP_UROM_OOB_TYPE_MAX ||
 	    (expect->types & SDP_UROM_OOB_BIT(h.type)) == 0) {
-		set_why(why, why_size, "unexpected frame %s (type %u)",
-			sdp_urom_oob_type_name(h.type), h.type);
+		sdp_wire_why(why, why_size, "unexpected frame %s (type %u)",
+			     sdp_urom_oob_type_name(h.type), h.type);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	ctrl = sdp_urom_oob_ctrl_len(h.type);
 	if (ctrl >= 0) {
 		if (h.body_len != (uint32_t)ctrl) {
-			set_why(why, why_size, "%s body of %u bytes, expected %d",
-				sdp_urom_oob_type_name(h.type), (unsigned int)h.body_len, ctrl);
+			sdp_wire_why(why, why_size, "%s body of %u bytes, expected %d",
+				     sdp_urom_oob_type_name(h.type), (unsigned int)h.body_len,
+				     ctrl);
 			return DOCA_ERROR_INVALID_VALUE;
 		}
 	} else {
 		if (h.seq != expect->seq) {
-			set_why(why, why_size, "%s of allgather %u, expected %u",
-				sdp_urom_oob_type_name(h.type), (unsigned int)h.seq,
-				(unsigned int)expect->seq);
+			sdp_wire_why(why, why_size, "%s of allgather %u, expected %u",
+				     sdp_urom_oob_type_name(h.type), (unsigned int)h.seq,
+				     (unsigned int)expect->seq);
 			return DOCA_ERROR_INVALID_VALUE;
 		}
 		if ((size_t)h.body_len != expect->payload_len) {
-			set_why(why, why_size, "%s of %u bytes, expected %zu",
-				sdp_urom_oob_type_name(h.type), (unsigned int)h.body_len,
-				expect->payload_len);
+			sdp_wire_why(why, why_size, "%s of %u bytes, expected %zu",
+				     sdp_urom_oob_type_name(h.type), (unsigned int)h.body_len,
+				     expect->payload_len);
 			return DOCA_ERROR_INVALID_VALUE;
 		}
 		if (h.body_len > 0 && expect->payload == NULL) {
-			set_why(why, why_size, "no buffer for %u bytes", (unsigned int)h.body_len);
+			sdp_wire_why(why, why_size, "no buffer for %u bytes",
+				     (unsigned int)h.body_len);
 			return DOCA_ERROR_INVALID_VALUE;
 		}
 	}
@@ -218,13 +207,13 @@ doca_error_t sdp_urom_oob_ctrl_unpack(const struct sdp_urom_oob_hdr *hdr, const 
 	int ctrl;
 
 	if (hdr == NULL || msg_p == NULL || (len > 0 && body == NULL)) {
-		set_why(why, why_size, "no frame");
+		sdp_wire_why(why, why_size, "no frame");
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	ctrl = sdp_urom_oob_ctrl_len(hdr->type);
 	if (ctrl < 0 || len != (size_t)ctrl) {
-		set_why(why, why_size, "%s with a body of %zu bytes",
-			sdp_urom_oob_type_name(hdr->type), len);
+		sdp_wire_why(why, why_size, "%s with a body of %zu bytes",
+			     sdp_urom_oob_type_name(hdr->type), len);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	memset(&m, 0, sizeof(m));
@@ -235,8 +224,8 @@ doca_error_t sdp_urom_oob_ctrl_unpack(const struct sdp_urom_oob_hdr *hdr, const 
 		m.u.hello.size = get32(body + 4);
 		memcpy(m.u.hello.nonce, body + 8, SDP_UROM_OOB_NONCE_LEN);
 		if (m.u.hello.size < 2 || m.u.hello.rank == 0 || m.u.hello.rank >= m.u.hello.size) {
-			set_why(why, why_size, "HELLO from rank %u of a group of %u",
-				(unsigned int)m.u.hello.rank, (unsigned int)m.u.hello.size);
+			sdp_wire_why(why, why_size, "HELLO from rank %u of a group of %u",
+				     (unsigned int)m.u.hello.rank, (unsigned int)m.u.hello.size);
 			return DOCA_ERROR_INVALID_VALUE;
 		}
 		break;
@@ -251,8 +240,9 @@ doca_error_t sdp_urom_oob_ctrl_unpack(const struct sdp_urom_oob_hdr *hdr, const 
 	case SDP_UROM_OOB_FAIL:
 		m.u.fail.status = get32(body);
 		if (!status_valid(m.u.fail.status)) {
-			set_why(why, why_size, "%s with status %u",
-				sdp_urom_oob_type_name(hdr->type), (unsigned int)m.u.fail.status);
+			sdp_wire_why(why, why_size, "%s with status %u",
+				     sdp_urom_oob_type_name(hdr->type),
+				     (unsigned int)m.u.fail.status);
 			return DOCA_ERROR_INVALID_VALUE;
 		}
 		break;

@@ -10,7 +10,8 @@
  */
 #include "sdp_urom_proto.h"
 
-#include <stdarg.h>
+#include "sdp_urom_wire.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -663,19 +664,6 @@ static size_t urom_body_size(uint16_t type)
 	}
 }
 
-/* The reason of a refusal into why (when the caller wants it). */
-static void __attribute__((format(printf, 3, 4)))
-unpack_why(char *why, size_t size, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (why == NULL || size == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(why, size, fmt, ap);
-	va_end(ap);
-}
-
 doca_error_t sdp_urom_msg_unpack_why(const void *buf, size_t len, struct sdp_urom_msg *msg,
 				     char *why, size_t why_size)
 {
@@ -688,8 +676,9 @@ doca_error_t sdp_urom_msg_unpack_why(const void *buf, size_t len, struct sdp_uro
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	if (len < SDP_UROM_HDR_LEN) {
-		unpack_why(why, why_size, "message of %zu bytes is shorter than the %d-byte header",
-			   len, SDP_UROM_HDR_LEN);
+		sdp_wire_why(why, why_size,
+			     "message of %zu bytes is shorter than the %d-byte header", len,
+			     SDP_UROM_HDR_LEN);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	memset(&out.hdr, 0, sizeof(out.hdr));
@@ -699,8 +688,8 @@ doca_error_t sdp_urom_msg_unpack_why(const void *buf, size_t len, struct sdp_uro
 	out.hdr.req_id = rd_u64(&r, "req_id");
 	out.hdr.body_len = rd_u32(&r, "body_len");
 	if (out.hdr.magic != SDP_UROM_MAGIC) {
-		unpack_why(why, why_size, "message has bad magic 0x%08x (expected 0x%08x)",
-			   out.hdr.magic, SDP_UROM_MAGIC);
+		sdp_wire_why(why, why_size, "message has bad magic 0x%08x (expected 0x%08x)",
+			     out.hdr.magic, SDP_UROM_MAGIC);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	if (out.hdr.version != SDP_UROM_PROTO_VERSION) {
@@ -721,25 +710,25 @@ doca_error_t sdp_urom_msg_unpack_why(const void *buf, size_t len, struct sdp_uro
 		return DOCA_ERROR_NOT_SUPPORTED;
 	}
 	if (out.hdr.body_len != r.left) {
-		unpack_why(why, why_size,
-			   "%s message: header announces a %u-byte body, %zu bytes follow",
-			   sdp_urom_msg_type_name(out.hdr.type), out.hdr.body_len, r.left);
+		sdp_wire_why(why, why_size,
+			     "%s message: header announces a %u-byte body, %zu bytes follow",
+			     sdp_urom_msg_type_name(out.hdr.type), out.hdr.body_len, r.left);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	body_size = urom_body_size(out.hdr.type);
 	memset(&out.u, 0, body_size);
 	if (!urom_body_read(&r, &out)) {
-		unpack_why(why, why_size, "message of unknown type %u", out.hdr.type);
+		sdp_wire_why(why, why_size, "message of unknown type %u", out.hdr.type);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	if (r.bad != NULL) {
-		unpack_why(why, why_size, "malformed %s message of %zu bytes: field %s",
-			   sdp_urom_msg_type_name(out.hdr.type), len, r.bad);
+		sdp_wire_why(why, why_size, "malformed %s message of %zu bytes: field %s",
+			     sdp_urom_msg_type_name(out.hdr.type), len, r.bad);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	if (r.left != 0) {
-		unpack_why(why, why_size, "malformed %s message: %zu trailing bytes",
-			   sdp_urom_msg_type_name(out.hdr.type), r.left);
+		sdp_wire_why(why, why_size, "malformed %s message: %zu trailing bytes",
+			     sdp_urom_msg_type_name(out.hdr.type), r.left);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	memcpy(msg, &out, offsetof(struct sdp_urom_msg, u) + body_size);
@@ -954,12 +943,12 @@ doca_error_t sdp_urom_dom_member_unpack_why(const void *buf, size_t len,
 	const uint8_t *segs_start;
 
 	if (buf == NULL || m == NULL) {
-		unpack_why(why, why_size, "no record");
+		sdp_wire_why(why, why_size, "no record");
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	if (len > SDP_UROM_DOM_MAX_RECORD) {
-		unpack_why(why, why_size, "member record of %zu bytes is over the %u-byte limit",
-			   len, SDP_UROM_DOM_MAX_RECORD);
+		sdp_wire_why(why, why_size, "member record of %zu bytes is over the %u-byte limit",
+			     len, SDP_UROM_DOM_MAX_RECORD);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	memset(&out, 0, offsetof(struct sdp_urom_dom_member, addrs));
@@ -968,9 +957,9 @@ doca_error_t sdp_urom_dom_member_unpack_why(const void *buf, size_t len,
 	flags = rd_u16(&r, "flags");
 	if (r.bad == NULL &&
 	    (magic != SDP_UROM_DOM_MAGIC || version != SDP_UROM_DOM_VERSION || flags != 0)) {
-		unpack_why(why, why_size,
-			   "not a version %d member record (magic 0x%08x, version %u, flags %#x)",
-			   SDP_UROM_DOM_VERSION, magic, version, flags);
+		sdp_wire_why(why, why_size,
+			     "not a version %d member record (magic 0x%08x, version %u, flags %#x)",
+			     SDP_UROM_DOM_VERSION, magic, version, flags);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	out.id = rd_u64(&r, "id");
@@ -1012,12 +1001,12 @@ doca_error_t sdp_urom_dom_member_unpack_why(const void *buf, size_t len,
 		if (!dom_seg_read(&r, &g))
 			break;
 	if (r.bad != NULL) {
-		unpack_why(why, why_size, "malformed member record of %zu bytes: field %s", len,
-			   r.bad);
+		sdp_wire_why(why, why_size, "malformed member record of %zu bytes: field %s", len,
+			     r.bad);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	if (r.left != 0) {
-		unpack_why(why, why_size, "malformed member record: %zu trailing bytes", r.left);
+		sdp_wire_why(why, why_size, "malformed member record: %zu trailing bytes", r.left);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	out.segs_raw = segs_start;
@@ -1082,7 +1071,7 @@ doca_error_t sdp_urom_dom_host_unpack_why(const void *buf, size_t len, uint32_t 
 	size_t k;
 
 	if (buf == NULL || count == NULL || raw == NULL || raw_len == NULL) {
-		unpack_why(why, why_size, "no record");
+		sdp_wire_why(why, why_size, "no record");
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	magic = rd_u32(&r, "magic");
@@ -1091,9 +1080,9 @@ doca_error_t sdp_urom_dom_host_unpack_why(const void *buf, size_t len, uint32_t 
 	n = rd_u32(&r, "count");
 	if (r.bad == NULL &&
 	    (magic != SDP_UROM_DOMH_MAGIC || version != SDP_UROM_DOM_VERSION || flags != 0)) {
-		unpack_why(why, why_size,
-			   "not a version %d host record (magic 0x%08x, version %u, flags %#x)",
-			   SDP_UROM_DOM_VERSION, magic, version, flags);
+		sdp_wire_why(why, why_size,
+			     "not a version %d host record (magic 0x%08x, version %u, flags %#x)",
+			     SDP_UROM_DOM_VERSION, magic, version, flags);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	if (r.bad == NULL && n > SDP_UROM_DOM_MAX_MEMBERS)
@@ -1105,14 +1094,14 @@ doca_error_t sdp_urom_dom_host_unpack_why(const void *buf, size_t len, uint32_t 
 			rd_invalid(&r, "members[] (empty or too long)");
 	}
 	if (r.bad != NULL) {
-		unpack_why(why, why_size, "malformed host record of %zu bytes: field %s", len,
-			   r.bad);
+		sdp_wire_why(why, why_size, "malformed host record of %zu bytes: field %s", len,
+			     r.bad);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	for (k = 0; k < r.left; k++)
 		if (r.p[k] != 0) {
-			unpack_why(why, why_size, "malformed host record: %zu trailing bytes",
-				   r.left);
+			sdp_wire_why(why, why_size, "malformed host record: %zu trailing bytes",
+				     r.left);
 			return DOCA_ERROR_INVALID_VALUE;
 		}
 	*count = n;
