@@ -614,12 +614,16 @@ static int domain_progress(struct doca_ctx *ctx)
 	return 1;
 }
 
-/* While starting, the OOB has no fd to wait on: keep the PE awake. */
+/*
+ * Event mode. Waiting for the workers (ADDR, PUSH), their connections' fds wake the PE (the
+ * worker contexts arm them); waiting for the OOB (SIZES, DATA), nothing can: keep the PE awake
+ * then, since the application's collective has no fd to offer.
+ */
 static int domain_arm(struct doca_ctx *ctx)
 {
 	struct doca_urom_domain *d = domain_of(ctx);
 
-	return d->phase != DOM_IDLE && d->phase != DOM_RUNNING;
+	return d->phase == DOM_SIZES || d->phase == DOM_DATA;
 }
 
 static doca_error_t domain_start(struct doca_ctx *ctx)
