@@ -73,6 +73,7 @@ static struct {
 	int epoll_fd;
 	pthread_t thread;
 	atomic_int stop;
+	int wedged; /* a thread that did not stop still uses the fields: never restart */
 } engine = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.worker_fd = -1,
@@ -255,6 +256,11 @@ static doca_error_t engine_start(void)
 	doca_error_t status;
 	int err;
 
+	if (engine.wedged) {
+		sdp_error("the export engine's thread never stopped: no export is possible in "
+			  "this process any more");
+		return DOCA_ERROR_DRIVER;
+	}
 	status = engine_create_ucp();
 	if (status != DOCA_SUCCESS)
 		return status;
@@ -319,15 +325,15 @@ static void engine_stop(void)
 	deadline.tv_sec += SDP_UROM_EXPORT_STOP_MS / 1000;
 	err = pthread_timedjoin_np(engine.thread, NULL, &deadline);
 	if (err != 0) {
-		/* The thread may still be inside UCX: leak the engine rather than crash. */
+		/*
+		 * The thread may still be inside UCX and reads the engine's fields: leave them
+		 * as they are (leaked) and never start another engine, which would share them.
+		 */
 		errno = err;
 		sdp_error("the export thread did not stop within %d ms (%m); leaking the export "
-			  "engine",
+			  "engine, no further exports in this process",
 			  SDP_UROM_EXPORT_STOP_MS);
-		engine.worker = NULL;
-		engine.context = NULL;
-		engine.addr = NULL;
-		engine.stop_fd = engine.epoll_fd = -1;
+		engine.wedged = 1;
 		return;
 	}
 	engine_close_fds();
