@@ -283,8 +283,7 @@ static struct pm_region *region_find(const struct sdp_plugin_mem *mem, uint64_t 
 {
 	struct pm_region *r;
 
-	ucs_list_for_each(r, &mem->regions, link)
-	{
+	ucs_list_for_each(r, &mem->regions, link) {
 		if (r->id == id)
 			return r;
 	}
@@ -330,8 +329,7 @@ static struct pm_ep *ep_find(struct sdp_plugin_mem *mem, const void *addr, size_
 {
 	struct pm_ep *e;
 
-	ucs_list_for_each(e, &mem->eps, link)
-	{
+	ucs_list_for_each(e, &mem->eps, link) {
 		if (e->ep != NULL && e->addr_len == len && memcmp(e->addr, addr, len) == 0)
 			return e;
 	}
@@ -445,8 +443,7 @@ static void ep_fail(struct sdp_plugin_mem *mem, struct pm_ep *e)
 	DOCA_LOG_ERR("closing endpoint %p by force after a time-out; its regions fail from now on",
 		     (void *)e->ep);
 	ep_close(mem, e, 1, 0);
-	ucs_list_for_each(r, &mem->regions, link)
-	{
+	ucs_list_for_each(r, &mem->regions, link) {
 		if (r->ep == e && r->rkey != NULL) {
 			ucp_rkey_destroy(r->rkey);
 			r->rkey = NULL;
@@ -539,15 +536,13 @@ void sdp_plugin_mem_destroy(struct sdp_plugin_mem *mem)
 		return;
 	/* Let what is in flight finish (bounded), then close every endpoint. */
 	(void)pm_wait(mem, pm_no_ops, mem, pm_now_ms() + PM_CLOSE_TIMEOUT_MS);
-	ucs_list_for_each(e, &mem->eps, link)
-	{
+	ucs_list_for_each(e, &mem->eps, link) {
 		if (e->pending != 0) {
 			ep_close(mem, e, 1, 0);
 			continue;
 		}
 		/* UCX's rule: the rkeys go before their endpoint. */
-		ucs_list_for_each(r, &mem->regions, link)
-		{
+		ucs_list_for_each(r, &mem->regions, link) {
 			if (r->ep == e && r->rkey != NULL) {
 				ucp_rkey_destroy(r->rkey);
 				r->rkey = NULL;
@@ -569,15 +564,15 @@ void sdp_plugin_mem_destroy(struct sdp_plugin_mem *mem)
 	}
 	while (!ucs_list_is_empty(&mem->done))
 		pm_deliver(mem);
-	ucs_list_for_each_safe(r, r_tmp, &mem->regions, link)
-	{
+	ucs_list_for_each_safe(r, r_tmp, &mem->regions, link) {
 		if (r->rkey != NULL)
 			ucp_rkey_destroy(r->rkey);
 		ucs_list_del(&r->link);
 		free(r->memh);
 		free(r);
 	}
-	ucs_list_for_each_safe(e, e_tmp, &mem->eps, link) ep_free(e);
+	ucs_list_for_each_safe(e, e_tmp, &mem->eps, link)
+		ep_free(e);
 	free(mem);
 }
 
@@ -730,8 +725,7 @@ doca_error_t sdp_plugin_mem_import_domain(struct sdp_plugin_mem *mem, struct uro
 			     seg, (unsigned long long)domain_id);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
-	ucs_list_for_each(r, &mem->regions, link)
-	{
+	ucs_list_for_each(r, &mem->regions, link) {
 		if (!r->from_domain || r->domain_id != domain_id || r->seg != seg)
 			continue;
 		if (r->memh_len != memh_len || memcmp(r->memh, memh, memh_len) != 0) {
@@ -872,8 +866,7 @@ doca_error_t sdp_plugin_mem_find(const struct sdp_plugin_mem *mem, uint64_t addr
 			     (const void *)mem, len, (void *)region_id_p);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
-	ucs_list_for_each(r, &mem->regions, link)
-	{
+	ucs_list_for_each(r, &mem->regions, link) {
 		if (range_inside(r, addr, len)) {
 			*region_id_p = r->id;
 			return DOCA_SUCCESS;

@@ -164,8 +164,9 @@ static struct urom_worker_notif_desc *find_notif(struct peer *p, uint64_t urom_c
 {
 	struct urom_worker_notif_desc *desc;
 
-	ucs_list_for_each(desc, &p->notifs,
-			  entry) if (desc->worker_notif.urom_context == urom_context) return desc;
+	ucs_list_for_each(desc, &p->notifs, entry)
+		if (desc->worker_notif.urom_context == urom_context)
+			return desc;
 	return NULL;
 }
 

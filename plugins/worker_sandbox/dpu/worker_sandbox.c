@@ -1120,9 +1120,9 @@ static void sandbox_state_destroy(struct sandbox_state *state)
 	size_t i;
 
 	if (state->ucp_worker != NULL) {
-		ucs_list_for_each(op, &state->live, live) if (op->kind == SANDBOX_OP_RECV &&
-							      op->stage == SANDBOX_STAGE_UCX)
-			ucp_request_cancel(state->ucp_worker, op->req);
+		ucs_list_for_each(op, &state->live, live)
+			if (op->kind == SANDBOX_OP_RECV && op->stage == SANDBOX_STAGE_UCX)
+				ucp_request_cancel(state->ucp_worker, op->req);
 		sandbox_flush(state, deadline);
 		sandbox_done_run(state);
 	}
@@ -1143,8 +1143,7 @@ static void sandbox_state_destroy(struct sandbox_state *state)
 		ucp_worker_destroy(state->ucp_worker);
 	}
 	/* What UCX never called back: its requests went with the worker. */
-	ucs_list_for_each_safe(op, tmp, &state->live, live)
-	{
+	ucs_list_for_each_safe(op, tmp, &state->live, live) {
 		DOCA_LOG_WARN("sandbox close: a %s was still with UCX",
 			      op->kind == SANDBOX_OP_SEND ? "tag send" : "tag recv");
 		op->req = NULL;
