@@ -641,6 +641,41 @@ static void test_wrong_state(void)
 			 DOCA_CTX_STATE_RUNNING);
 		T_OK(doca_ctx_stop(doca_urom_domain_as_ctx(dom)));
 		T_OK(doca_urom_domain_destroy(dom));
+		/* its worker stopped while the domain waits for the OOB: IO_FAILED, at once */
+		{
+			struct toob o3;
+			struct toob_rank tr3 = {.o = &o3, .rank = 0};
+			struct doca_urom_domain_oob_coll oob3 = oob2;
+			struct doca_urom_worker *w3 = NULL;
+			doca_error_t r;
+			int64_t t0;
+
+			toob_init(&o3, 2);
+			oob3.coll_info = &tr3;
+			T_OK(t_worker_start(&s, s.pe, &cfg, &w3));
+			T_OK(doca_urom_domain_create(&dom));
+			T_OK(doca_pe_connect_ctx(s.pe, doca_urom_domain_as_ctx(dom)));
+			T_OK(doca_urom_domain_set_oob(dom, &oob3));
+			T_OK(doca_urom_domain_set_workers(dom, &id, &w3, 1));
+			T_STATUS(doca_ctx_start(doca_urom_domain_as_ctx(dom)),
+				 DOCA_ERROR_IN_PROGRESS);
+			for (int k = 0; k < 50; k++)
+				t_pe_step(s.pe, 2);
+			t0 = t_now_ms();
+			r = doca_ctx_stop(doca_urom_worker_as_ctx(w3));
+			T_TRUE(r == DOCA_SUCCESS || r == DOCA_ERROR_IN_PROGRESS);
+			T_EQ_INT(wait_started(doca_urom_domain_as_ctx(dom), s.pe, 10000),
+				 DOCA_CTX_STATE_IDLE);
+			T_STATUS(sdp_ctx_get_last_error(doca_urom_domain_as_ctx(dom)),
+				 DOCA_ERROR_IO_FAILED);
+			T_TRUE(t_now_ms() - t0 < 5000);
+			T_OK(doca_urom_domain_destroy(dom));
+			T_EQ_INT(t_ctx_wait_state(doca_urom_worker_as_ctx(w3), s.pe, NULL,
+						  DOCA_CTX_STATE_IDLE, T_WAIT_MS),
+				 DOCA_CTX_STATE_IDLE);
+			T_OK(doca_urom_worker_destroy(w3));
+			toob_fini(&o3);
+		}
 		toob_fini(&o2);
 	}
 	/* a stopped worker */

@@ -279,6 +279,21 @@ static doca_error_t domain_send(struct doca_urom_domain *d, size_t i, struct sdp
 	return status;
 }
 
+/* Every local worker still runs: DOCA_SUCCESS, else IO_FAILED (logged). */
+static doca_error_t domain_workers_alive(struct doca_urom_domain *d, const char *what)
+{
+	for (size_t i = 0; i < d->num_workers; i++) {
+		struct doca_urom_worker *w = d->workers[i];
+
+		if (atomic_load(&w->dead) || w->phase != SDP_UROM_W_RUNNING || w->ep == NULL) {
+			sdp_error("domain %p: worker %lu died or stopped during the %s", (void *)d,
+				  (unsigned long)w->id, what);
+			return DOCA_ERROR_IO_FAILED;
+		}
+	}
+	return DOCA_SUCCESS;
+}
+
 /* Every wait of the current phase answered: DOCA_SUCCESS; IN_PROGRESS; or the failure. */
 static doca_error_t domain_waits_done(struct doca_urom_domain *d, const char *what)
 {
@@ -570,6 +585,9 @@ static int domain_progress(struct doca_ctx *ctx)
 		}
 		break;
 	case DOM_SIZES:
+		status = domain_workers_alive(d, "exchange of record sizes");
+		if (status != DOCA_SUCCESS)
+			break;
 		status = domain_oob_test(d, "the record sizes");
 		if (status != DOCA_SUCCESS)
 			break;
@@ -580,6 +598,9 @@ static int domain_progress(struct doca_ctx *ctx)
 		}
 		break;
 	case DOM_DATA:
+		status = domain_workers_alive(d, "exchange of records");
+		if (status != DOCA_SUCCESS)
+			break;
 		status = domain_oob_test(d, "the domain records");
 		if (status != DOCA_SUCCESS)
 			break;
