@@ -1,0 +1,396 @@
+/*
+ * worker_rma plugin, host half: RMA commands as doca_urom worker command tasks.
+ *
+ * A command is written into the task's payload buffer; the caller's cookie and callback go
+ * into the task's 32-byte user data area. The completion callback reads the notification from
+ * the response buffer (its status is the command's outcome; the task's status when the worker
+ * sent none), releases the task and reports.
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+#include "urom_rma.h"
+
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <doca_buf.h>
+#include <doca_error.h>
+#include <doca_log.h>
+#include <doca_pe.h>
+#include <doca_urom.h>
+
+DOCA_LOG_REGISTER(UROM::RMA::HOST);
+
+/* Lives in the task's user data area (at most 32 bytes). */
+struct rma_task_data {
+	union doca_data cookie;
+	uint64_t type;
+	union {
+		urom_rma_finished done;
+		urom_rma_atomic_finished atomic;
+	} cb;
+};
+
+_Static_assert(sizeof(struct rma_task_data) <= 32,
+	       "RMA task data must fit the worker command task's user data area");
+
+static uint64_t rma_plugin_id;
+static uint64_t rma_local_id;
+static int rma_initialized;
+
+doca_error_t urom_rma_init(uint64_t plugin_id, uint64_t version)
+{
+	if (version != UROM_WORKER_RMA_VERSION) {
+		DOCA_LOG_ERR("worker_rma version %#lx on the worker, this host half speaks %#x",
+			     (unsigned long)version, UROM_WORKER_RMA_VERSION);
+		return DOCA_ERROR_UNSUPPORTED_VERSION;
+	}
+	rma_plugin_id = plugin_id;
+	rma_initialized = 1;
+	return DOCA_SUCCESS;
+}
+
+void urom_rma_set_local_id(uint64_t domain_id)
+{
+	rma_local_id = domain_id;
+}
+
+static void rma_completed(struct doca_urom_worker_cmd_task *task, union doca_data task_user_data,
+			  union doca_data ctx_user_data)
+{
+	struct urom_worker_notify_rma n = {0};
+	struct rma_task_data td;
+	struct doca_buf *response;
+	doca_error_t status;
+	void *ptr = NULL;
+	size_t len = 0;
+
+	(void)task_user_data;
+	(void)ctx_user_data;
+	memcpy(&td, doca_urom_worker_cmd_task_get_user_data(task), sizeof(td));
+	status = doca_task_get_status(doca_urom_worker_cmd_task_as_task(task));
+	response = doca_urom_worker_cmd_task_get_response(task);
+	if (response != NULL && doca_buf_get_data(response, &ptr) == DOCA_SUCCESS &&
+	    doca_buf_get_data_len(response, &len) == DOCA_SUCCESS && len > 0) {
+		if (ptr == NULL || len != sizeof(n)) {
+			DOCA_LOG_ERR("RMA response of %zu bytes, expected %zu", len, sizeof(n));
+			status = DOCA_ERROR_INVALID_VALUE;
+		} else {
+			memcpy(&n, ptr, sizeof(n));
+			if (n.type != td.type) {
+				DOCA_LOG_ERR("RMA command %lu answered as type %lu",
+					     (unsigned long)td.type, (unsigned long)n.type);
+				status = DOCA_ERROR_INVALID_VALUE;
+			} else {
+				status = (doca_error_t)n.status;
+			}
+		}
+	} else if (status == DOCA_SUCCESS) {
+		DOCA_LOG_ERR("RMA command succeeded without a notification");
+		status = DOCA_ERROR_INVALID_VALUE;
+	}
+	/* Release first: the callback may submit the next task into the freed slot. */
+	if (doca_urom_worker_cmd_task_release(task) != DOCA_SUCCESS)
+		DOCA_LOG_ERR("failed to release an RMA task");
+	if (td.type == UROM_WORKER_CMD_RMA_ATOMIC)
+		td.cb.atomic(status, td.cookie, status == DOCA_SUCCESS ? n.value : 0);
+	else
+		td.cb.done(status, td.cookie);
+}
+
+static doca_error_t rma_submit(struct doca_urom_worker *worker, union doca_data cookie,
+			       const struct urom_worker_rma_cmd *c, void *cb)
+{
+	struct doca_urom_worker_cmd_task *task;
+	struct rma_task_data td = {.cookie = cookie, .type = c->type};
+	struct doca_buf *payload;
+	doca_error_t st;
+	void *p = NULL;
+	size_t cap = 0;
+
+	if (worker == NULL || cb == NULL) {
+		DOCA_LOG_ERR("invalid argument: worker %p, callback %p", (void *)worker, cb);
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	if (!rma_initialized) {
+		DOCA_LOG_ERR("urom_rma_init() was not called");
+		return DOCA_ERROR_BAD_STATE;
+	}
+	st = doca_urom_worker_cmd_task_allocate_init(worker, rma_plugin_id, &task);
+	if (st != DOCA_SUCCESS)
+		return st;
+	payload = doca_urom_worker_cmd_task_get_payload(task);
+	if (payload == NULL || doca_buf_get_data(payload, &p) != DOCA_SUCCESS ||
+	    doca_buf_get_data_len(payload, &cap) != DOCA_SUCCESS || p == NULL || cap < sizeof(*c)) {
+		DOCA_LOG_ERR("the task's payload cannot hold an RMA command (%zu bytes)", cap);
+		(void)doca_urom_worker_cmd_task_release(task);
+		return DOCA_ERROR_NO_MEMORY;
+	}
+	memcpy(p, c, sizeof(*c));
+	(void)doca_buf_set_data(payload, p, sizeof(*c));
+	if (c->type == UROM_WORKER_CMD_RMA_ATOMIC)
+		td.cb.atomic = (urom_rma_atomic_finished)cb;
+	else
+		td.cb.done = (urom_rma_finished)cb;
+	memcpy(doca_urom_worker_cmd_task_get_user_data(task), &td, sizeof(td));
+	doca_urom_worker_cmd_task_set_cb(task, rma_completed);
+	st = doca_task_submit(doca_urom_worker_cmd_task_as_task(task));
+	if (st != DOCA_SUCCESS)
+		(void)doca_urom_worker_cmd_task_release(task);
+	return st;
+}
+
+static doca_error_t rma_xfer(struct doca_urom_worker *worker, union doca_data cookie, uint64_t type,
+			     uint64_t dest, uint64_t local_va, uint64_t remote_va, uint64_t len,
+			     urom_rma_finished cb)
+{
+	struct urom_worker_rma_cmd c;
+
+	memset(&c, 0, sizeof(c));
+	c.type = type;
+	c.xfer.context = cookie.u64;
+	c.xfer.local_id = rma_local_id;
+	c.xfer.local_va = local_va;
+	c.xfer.dest = dest;
+	c.xfer.remote_va = remote_va;
+	c.xfer.len = len;
+	return rma_submit(worker, cookie, &c, (void *)cb);
+}
+
+doca_error_t urom_rma_put(struct doca_urom_worker *worker, union doca_data cookie, uint64_t dest,
+			  uint64_t local_va, uint64_t remote_va, uint64_t len, urom_rma_finished cb)
+{
+	return rma_xfer(worker, cookie, UROM_WORKER_CMD_RMA_PUT, dest, local_va, remote_va, len,
+			cb);
+}
+
+doca_error_t urom_rma_get(struct doca_urom_worker *worker, union doca_data cookie, uint64_t dest,
+			  uint64_t local_va, uint64_t remote_va, uint64_t len, urom_rma_finished cb)
+{
+	return rma_xfer(worker, cookie, UROM_WORKER_CMD_RMA_GET, dest, local_va, remote_va, len,
+			cb);
+}
+
+doca_error_t urom_rma_atomic(struct doca_urom_worker *worker, union doca_data cookie,
+			     enum urom_rma_atomic_op op, uint32_t size, uint64_t dest,
+			     uint64_t remote_va, uint64_t operand, uint64_t compare,
+			     urom_rma_atomic_finished cb)
+{
+	struct urom_worker_rma_cmd c;
+
+	memset(&c, 0, sizeof(c));
+	c.type = UROM_WORKER_CMD_RMA_ATOMIC;
+	c.atomic.context = cookie.u64;
+	c.atomic.op = op;
+	c.atomic.size = size;
+	c.atomic.dest = dest;
+	c.atomic.remote_va = remote_va;
+	c.atomic.operand = operand;
+	c.atomic.compare = compare;
+	return rma_submit(worker, cookie, &c, (void *)cb);
+}
+
+static doca_error_t rma_sync(struct doca_urom_worker *worker, union doca_data cookie, uint64_t type,
+			     uint64_t dest, urom_rma_finished cb)
+{
+	struct urom_worker_rma_cmd c;
+
+	memset(&c, 0, sizeof(c));
+	c.type = type;
+	c.sync.context = cookie.u64;
+	c.sync.dest = dest;
+	return rma_submit(worker, cookie, &c, (void *)cb);
+}
+
+doca_error_t urom_rma_fence(struct doca_urom_worker *worker, union doca_data cookie, uint64_t dest,
+			    urom_rma_finished cb)
+{
+	return rma_sync(worker, cookie, UROM_WORKER_CMD_RMA_FENCE, dest, cb);
+}
+
+doca_error_t urom_rma_flush(struct doca_urom_worker *worker, union doca_data cookie, uint64_t dest,
+			    urom_rma_finished cb)
+{
+	return rma_sync(worker, cookie, UROM_WORKER_CMD_RMA_FLUSH, dest, cb);
+}
+
+/* ---- blocking helpers ---- */
+
+/* Heap-held: a callback after a timed-out wait frees it instead of writing a dead frame. */
+struct waiter {
+	int done, abandoned;
+	doca_error_t result;
+	uint64_t value;
+};
+
+static void wait_done(doca_error_t result, union doca_data cookie)
+{
+	struct waiter *w = cookie.ptr;
+
+	if (w->abandoned) {
+		free(w);
+		return;
+	}
+	w->result = result;
+	w->done = 1;
+}
+
+static void wait_atomic_done(doca_error_t result, union doca_data cookie, uint64_t value)
+{
+	struct waiter *w = cookie.ptr;
+
+	if (!w->abandoned)
+		w->value = value;
+	wait_done(result, cookie);
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* One step of the PE: progress, or sleep on its notification handle up to 2 ms. */
+static void pe_step(struct doca_pe *pe)
+{
+	doca_notification_handle_t h;
+
+	if (doca_pe_progress(pe))
+		return;
+	if (doca_pe_get_notification_handle(pe, &h) == DOCA_SUCCESS &&
+	    doca_pe_request_notification(pe) == DOCA_SUCCESS) {
+		struct pollfd p = {.fd = (int)h, .events = POLLIN};
+
+		if (poll(&p, 1, 2) > 0)
+			(void)doca_pe_clear_notification(pe, h);
+	} else {
+		struct timespec ts = {0, 1000000};
+
+		nanosleep(&ts, NULL);
+	}
+	(void)doca_pe_progress(pe);
+}
+
+/* A submission as a closure over the waiter (the cookie). */
+struct sub {
+	uint64_t type;
+	uint64_t dest, local_va, remote_va, len, operand, compare;
+	enum urom_rma_atomic_op op;
+	uint32_t size;
+};
+
+static doca_error_t sub_issue(struct doca_urom_worker *worker, const struct sub *s,
+			      union doca_data cookie)
+{
+	switch (s->type) {
+	case UROM_WORKER_CMD_RMA_PUT:
+		return urom_rma_put(worker, cookie, s->dest, s->local_va, s->remote_va, s->len,
+				    wait_done);
+	case UROM_WORKER_CMD_RMA_GET:
+		return urom_rma_get(worker, cookie, s->dest, s->local_va, s->remote_va, s->len,
+				    wait_done);
+	case UROM_WORKER_CMD_RMA_ATOMIC:
+		return urom_rma_atomic(worker, cookie, s->op, s->size, s->dest, s->remote_va,
+				       s->operand, s->compare, wait_atomic_done);
+	case UROM_WORKER_CMD_RMA_FENCE:
+		return urom_rma_fence(worker, cookie, s->dest, wait_done);
+	default:
+		return urom_rma_flush(worker, cookie, s->dest, wait_done);
+	}
+}
+
+static doca_error_t sub_wait(struct doca_urom_worker *worker, struct doca_pe *pe,
+			     const struct sub *s, uint64_t *value, int timeout_ms)
+{
+	int64_t deadline = now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
+	struct waiter *w;
+	union doca_data cookie;
+	doca_error_t st;
+
+	if (pe == NULL) {
+		DOCA_LOG_ERR("invalid argument: NULL progress engine");
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	w = calloc(1, sizeof(*w));
+	if (w == NULL)
+		return DOCA_ERROR_NO_MEMORY;
+	cookie.ptr = w;
+	while ((st = sub_issue(worker, s, cookie)) == DOCA_ERROR_AGAIN && now_ms() < deadline)
+		pe_step(pe);
+	if (st != DOCA_SUCCESS) {
+		free(w);
+		return st;
+	}
+	while (!w->done && now_ms() < deadline)
+		pe_step(pe);
+	if (!w->done) {
+		w->abandoned = 1;
+		DOCA_LOG_ERR("RMA command type %lu: no completion within %d ms",
+			     (unsigned long)s->type, timeout_ms);
+		return DOCA_ERROR_TIME_OUT;
+	}
+	st = w->result;
+	if (value != NULL)
+		*value = w->value;
+	free(w);
+	return st;
+}
+
+doca_error_t urom_rma_put_wait(struct doca_urom_worker *worker, struct doca_pe *pe, uint64_t dest,
+			       uint64_t local_va, uint64_t remote_va, uint64_t len, int timeout_ms)
+{
+	struct sub s = {.type = UROM_WORKER_CMD_RMA_PUT,
+			.dest = dest,
+			.local_va = local_va,
+			.remote_va = remote_va,
+			.len = len};
+
+	return sub_wait(worker, pe, &s, NULL, timeout_ms);
+}
+
+doca_error_t urom_rma_get_wait(struct doca_urom_worker *worker, struct doca_pe *pe, uint64_t dest,
+			       uint64_t local_va, uint64_t remote_va, uint64_t len, int timeout_ms)
+{
+	struct sub s = {.type = UROM_WORKER_CMD_RMA_GET,
+			.dest = dest,
+			.local_va = local_va,
+			.remote_va = remote_va,
+			.len = len};
+
+	return sub_wait(worker, pe, &s, NULL, timeout_ms);
+}
+
+doca_error_t urom_rma_atomic_wait(struct doca_urom_worker *worker, struct doca_pe *pe,
+				  enum urom_rma_atomic_op op, uint32_t size, uint64_t dest,
+				  uint64_t remote_va, uint64_t operand, uint64_t compare,
+				  uint64_t *value, int timeout_ms)
+{
+	struct sub s = {.type = UROM_WORKER_CMD_RMA_ATOMIC,
+			.dest = dest,
+			.remote_va = remote_va,
+			.operand = operand,
+			.compare = compare,
+			.op = op,
+			.size = size};
+
+	return sub_wait(worker, pe, &s, value, timeout_ms);
+}
+
+doca_error_t urom_rma_fence_wait(struct doca_urom_worker *worker, struct doca_pe *pe, uint64_t dest,
+				 int timeout_ms)
+{
+	struct sub s = {.type = UROM_WORKER_CMD_RMA_FENCE, .dest = dest};
+
+	return sub_wait(worker, pe, &s, NULL, timeout_ms);
+}
+
+doca_error_t urom_rma_flush_wait(struct doca_urom_worker *worker, struct doca_pe *pe, uint64_t dest,
+				 int timeout_ms)
+{
+	struct sub s = {.type = UROM_WORKER_CMD_RMA_FLUSH, .dest = dest};
+
+	return sub_wait(worker, pe, &s, NULL, timeout_ms);
+}
