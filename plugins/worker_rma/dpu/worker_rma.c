@@ -365,8 +365,7 @@ static struct aep *aep_get(struct rma *rma, const uint8_t *addr, size_t len)
 	struct aep *e;
 	ucs_status_t st;
 
-	ucs_list_for_each(e, &rma->aeps, link)
-	{
+	ucs_list_for_each(e, &rma->aeps, link) {
 		if (e->addr_len == len && memcmp(e->addr, addr, len) == 0)
 			return e;
 	}
@@ -426,8 +425,7 @@ static doca_error_t akey_get(struct rma *rma, uint64_t dest, uint64_t va, struct
 			     (unsigned long long)va);
 		return st != DOCA_SUCCESS ? st : DOCA_ERROR_NOT_FOUND;
 	}
-	ucs_list_for_each_safe(k, tmp, &rma->akeys, link)
-	{
+	ucs_list_for_each_safe(k, tmp, &rma->akeys, link) {
 		if (k->dest != dest || k->seg != seg)
 			continue;
 		if (k->memh_len == memh_len && memcmp(k->memh, memh, memh_len) == 0) {
