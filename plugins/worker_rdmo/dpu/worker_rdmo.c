@@ -81,6 +81,9 @@ struct rdmo_mr {
 	ucp_rkey_h rkey;
 	unsigned int refs; /* operations whose RMAs use rkey */
 	int dead;	   /* deregistered: invisible, freed when refs drops to 0 */
+	/* MR_DEREG's answer, held back until the last RMA through rkey completed */
+	struct urom_worker_notif_desc *dereg_notif;
+	ucs_list_link_t *notif_list; /* where it goes then (the worker's completed list) */
 };
 
 /* The cached value of an APPEND pointer (client memory at addr, covered by rkey id mr_id). */
@@ -373,6 +376,8 @@ static int mr_covers(const struct rdmo_mr *mr, uint64_t addr, uint64_t len)
 
 static void mr_free(struct rdmo_mr *mr)
 {
+	if (mr->dereg_notif != NULL)
+		ucs_list_add_tail(mr->notif_list, &mr->dereg_notif->entry);
 	ucs_list_del(&mr->entry);
 	ucp_rkey_destroy(mr->rkey);
 	free(mr);
@@ -680,6 +685,13 @@ static void op_append_read_done(struct rdmo_op *op)
 	}
 	if (op->status != DOCA_SUCCESS) {
 		p->state = PTR_UNREAD; /* the next APPEND tries again */
+		op->stage = ST_DONE;
+		return;
+	}
+	if (op->data_mr->dead || op->ptr_mr->dead) {
+		/* deregistered while the pointer was read: nothing may land there any more */
+		p->state = PTR_UNREAD;
+		op_fail(op, DOCA_ERROR_NOT_FOUND, "its rkey id was deregistered meanwhile");
 		op->stage = ST_DONE;
 		return;
 	}
@@ -1012,9 +1024,29 @@ static int rdmo_progress_workers(struct rdmo_worker *w)
  * too short to have a type); inline_data (inline_len bytes) follows the payload, and the
  * payload's addr field is pointed at it.
  */
+static struct urom_worker_notif_desc *
+rdmo_notif_build(const struct urom_worker_cmd_desc *cmd_desc, doca_error_t status,
+		 const struct urom_worker_notify_rdmo *payload, const void *inline_data,
+		 size_t inline_len);
+
 static doca_error_t rdmo_notify(struct rdmo_worker *w, const struct urom_worker_cmd_desc *cmd_desc,
 				doca_error_t status, const struct urom_worker_notify_rdmo *payload,
 				const void *inline_data, size_t inline_len)
+{
+	struct urom_worker_notif_desc *desc =
+		rdmo_notif_build(cmd_desc, status, payload, inline_data, inline_len);
+
+	if (desc == NULL)
+		return DOCA_ERROR_NO_MEMORY;
+	ucs_list_add_tail(&w->completed, &desc->entry);
+	return DOCA_SUCCESS;
+}
+
+/* One notification answering cmd_desc, not queued yet (NULL when out of memory, logged). */
+static struct urom_worker_notif_desc *
+rdmo_notif_build(const struct urom_worker_cmd_desc *cmd_desc, doca_error_t status,
+		 const struct urom_worker_notify_rdmo *payload, const void *inline_data,
+		 size_t inline_len)
 {
 	size_t payload_len = payload != NULL ? sizeof(*payload) + inline_len : 0;
 	struct urom_worker_notify_rdmo *n;
@@ -1024,7 +1056,7 @@ static doca_error_t rdmo_notify(struct rdmo_worker *w, const struct urom_worker_
 	if (desc == NULL) {
 		DOCA_LOG_ERR("failed to allocate a notification of %zu bytes",
 			     sizeof(*desc) + payload_len);
-		return DOCA_ERROR_NO_MEMORY;
+		return NULL;
 	}
 	desc->dest_id = cmd_desc->dest_id;
 	desc->worker_notif.type = cmd_desc->worker_cmd.type;
@@ -1040,8 +1072,7 @@ static doca_error_t rdmo_notify(struct rdmo_worker *w, const struct urom_worker_
 			n->client_init.addr_len = inline_len;
 		}
 	}
-	ucs_list_add_tail(&w->completed, &desc->entry);
-	return DOCA_SUCCESS;
+	return desc;
 }
 
 /* ---- commands ------------------------------------------------------------------------------ */
@@ -1319,6 +1350,25 @@ static doca_error_t rdmo_cmd_one(struct rdmo_worker *w, const struct urom_worker
 		break;
 	default: /* UROM_WORKER_CMD_RDMO_MR_DEREG */
 		notif.mr_dereg.rkey = rc.mr_dereg.rkey;
+		{
+			struct rdmo_mr *mr = mr_find(c, rc.mr_dereg.rkey);
+
+			/*
+			 * RMAs through the key still in flight: answer once the last one has
+			 * completed, so the host never unmaps memory a put may still reach.
+			 */
+			if (mr != NULL && mr->refs > 0) {
+				struct urom_worker_notif_desc *nd =
+					rdmo_notif_build(desc, DOCA_SUCCESS, &notif, NULL, 0);
+
+				if (nd != NULL) {
+					(void)cmd_mr_dereg(c, rc.mr_dereg.rkey);
+					mr->dereg_notif = nd;
+					mr->notif_list = &w->completed;
+					return DOCA_SUCCESS;
+				}
+			}
+		}
 		status = cmd_mr_dereg(c, rc.mr_dereg.rkey);
 		break;
 	}
