@@ -28,6 +28,15 @@ static void atomic_cb(doca_error_t result, union doca_data cookie, uint64_t valu
 	t_fail("the atomic callback must not run when submission fails");
 }
 
+static void am_cb(doca_error_t result, union doca_data cookie, uint64_t handler, const void *hdr,
+		  size_t hdr_len, const void *payload, size_t len, uint64_t sender,
+		  uint64_t dropped)
+{
+	(void)result, (void)cookie, (void)handler, (void)hdr, (void)hdr_len, (void)payload;
+	(void)len, (void)sender, (void)dropped;
+	t_fail("the AM callback must not run when submission fails");
+}
+
 static void test_layouts(void)
 {
 	T_EQ_INT(UROM_WORKER_CMD_RMA_PUT, 0);
@@ -36,7 +45,15 @@ static void test_layouts(void)
 	T_EQ_INT(UROM_WORKER_CMD_RMA_FENCE, 3);
 	T_EQ_INT(UROM_WORKER_CMD_RMA_FLUSH, 4);
 	T_EQ_INT(UROM_RMA_ATOMIC_FXOR, 9);
-	T_EQ_INT(UROM_WORKER_RMA_VERSION, 1);
+	T_EQ_INT(UROM_WORKER_CMD_RMA_AM_SEND, 5);
+	T_EQ_INT(UROM_WORKER_CMD_RMA_AM_RECV, 6);
+	T_EQ_INT(UROM_WORKER_RMA_VERSION, 2);
+	T_EQ_INT(sizeof(struct urom_worker_rma_cmd_am_send), 48);
+	T_EQ_INT(offsetof(struct urom_worker_rma_cmd_am_send, len), 40);
+	T_EQ_INT(sizeof(struct urom_worker_rma_cmd_am_recv), 16);
+	T_EQ_INT(sizeof(struct urom_worker_notify_rma_am), 72);
+	T_EQ_INT(offsetof(struct urom_worker_notify_rma_am, dropped), 64);
+	T_EQ_INT(32 + sizeof(struct urom_worker_notify_rma_am), UROM_RMA_AM_OVERHEAD);
 	T_EQ_INT(sizeof(struct urom_worker_rma_cmd_xfer), 48);
 	T_EQ_INT(offsetof(struct urom_worker_rma_cmd_xfer, len), 40);
 	T_EQ_INT(sizeof(struct urom_worker_rma_cmd_atomic), 56);
@@ -79,6 +96,29 @@ int main(void)
 	T_STATUS(urom_rma_atomic_wait(worker, NULL, UROM_RMA_ATOMIC_FADD, 8, 1, 0x2000, 1, 0, &v,
 				      100),
 		 DOCA_ERROR_INVALID_VALUE);
+
+	{
+		uint8_t h[UROM_RMA_AM_HDR_MAX + 1] = {0};
+		struct urom_rma_am_msg m = {.hdr = h};
+
+		T_STATUS(urom_rma_am_send(worker, cookie, 1, 1, h, sizeof(h), NULL, 0, done_cb),
+			 DOCA_ERROR_INVALID_VALUE);
+		T_STATUS(urom_rma_am_send(worker, cookie, 1, 1, NULL, 1, NULL, 0, done_cb),
+			 DOCA_ERROR_INVALID_VALUE);
+		T_STATUS(urom_rma_am_send(worker, cookie, 1, 1, NULL, 0, NULL, 1, done_cb),
+			 DOCA_ERROR_INVALID_VALUE);
+		T_STATUS(urom_rma_am_send(worker, cookie, 1, 1ull << 32, NULL, 0, NULL, 0, done_cb),
+			 DOCA_ERROR_INVALID_VALUE);
+		T_STATUS(urom_rma_am_send(worker, cookie, 1, 1, NULL, 0, NULL, 0, NULL),
+			 DOCA_ERROR_INVALID_VALUE);
+		T_STATUS(urom_rma_am_recv(worker, cookie, 1ull << 32, am_cb),
+			 DOCA_ERROR_INVALID_VALUE);
+		T_STATUS(urom_rma_am_recv(NULL, cookie, 1, am_cb), DOCA_ERROR_INVALID_VALUE);
+		T_STATUS(urom_rma_am_recv_wait(worker, NULL, 1, &m, 100), DOCA_ERROR_INVALID_VALUE);
+		T_STATUS(urom_rma_am_recv_wait(worker, NULL, 1, NULL, 100),
+			 DOCA_ERROR_INVALID_VALUE);
+		T_TRUE(urom_rma_am_recv(worker, cookie, UROM_RMA_AM_ANY, am_cb) != DOCA_SUCCESS);
+	}
 
 	/* A worker context that is not running refuses the task (the library's status). */
 	T_TRUE(urom_rma_put(worker, cookie, 1, 0x1000, 0x2000, 8, done_cb) != DOCA_SUCCESS);
