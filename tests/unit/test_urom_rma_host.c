@@ -12,6 +12,7 @@
 #include "t_helpers.h"
 #include "urom_rma.h"
 #include "worker_rma.h"
+#include "worker_rma_am_wire.h"
 
 static void done_cb(doca_error_t result, union doca_data cookie)
 {
@@ -65,6 +66,40 @@ static void test_layouts(void)
 	T_EQ_INT(offsetof(struct urom_worker_notify_rma, value), 24);
 }
 
+/* The worker-to-worker AM parser on good, short, long and lying inputs. */
+static void test_am_wire(void)
+{
+	uint8_t buf[sizeof(struct urom_rma_am_wire) + 200] = {0};
+	struct urom_rma_am_wire w = {
+		.magic = UROM_RMA_AM_MAGIC, .handler = 7, .sender = 3, .hdr_len = 10, .len = 90};
+	struct urom_rma_am_wire out;
+	size_t n = sizeof(w) + 100;
+
+	T_EQ_INT(sizeof(struct urom_rma_am_wire), 24);
+	memcpy(buf, &w, sizeof(w));
+	T_TRUE(urom_rma_am_wire_parse(buf, n, 100, &out));
+	T_EQ_INT(out.handler, 7);
+	T_EQ_INT(out.sender, 3);
+	T_EQ_INT(out.hdr_len, 10);
+	T_EQ_INT(out.len, 90);
+	T_TRUE(!urom_rma_am_wire_parse(buf, n, 99, &out));	/* over the receiver's bound */
+	T_TRUE(!urom_rma_am_wire_parse(buf, n - 1, 100, &out)); /* short */
+	T_TRUE(!urom_rma_am_wire_parse(buf, n + 1, 200, &out)); /* trailing bytes */
+	T_TRUE(!urom_rma_am_wire_parse(buf, sizeof(w) - 1, 100, &out));
+	T_TRUE(!urom_rma_am_wire_parse(NULL, n, 100, &out));
+	w.len = UINT32_MAX; /* hdr_len + len wraps in 32 bits */
+	memcpy(buf, &w, sizeof(w));
+	T_TRUE(!urom_rma_am_wire_parse(buf, n, SIZE_MAX, &out));
+	w.len = 90;
+	w.hdr_len = UROM_RMA_AM_HDR_MAX + 1;
+	memcpy(buf, &w, sizeof(w));
+	T_TRUE(!urom_rma_am_wire_parse(buf, sizeof(w) + 90 + w.hdr_len, 1000, &out));
+	w.hdr_len = 10;
+	w.magic ^= 1;
+	memcpy(buf, &w, sizeof(w));
+	T_TRUE(!urom_rma_am_wire_parse(buf, n, 100, &out));
+}
+
 int main(void)
 {
 	struct doca_urom_worker *worker = NULL;
@@ -72,6 +107,7 @@ int main(void)
 	uint64_t v = 0;
 
 	test_layouts();
+	test_am_wire();
 	T_OK(doca_urom_worker_create(&worker));
 
 	/* Before a successful init: no plugin id to address. */

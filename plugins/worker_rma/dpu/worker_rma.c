@@ -14,12 +14,12 @@
  * Commands run one at a time in arrival order (a FIFO): a command starts when the one before
  * has completed (remotely: flushed). Every command is answered once.
  *
- * Active messages: AM_SEND is a FIFO command: its bytes go, behind our own 24-byte wire header
- * (struct am_wire), by ucp_am_send_nbx (eager) to the plugin worker of the destination member
- * (its address from doca_urom_worker_domain_addr_lookup, endpoint cached per member). AM_RECV
- * bypasses the FIFO: it is posted at once. An arriving AM is parsed by am_parse() (the peer
- * worker's bytes are untrusted), then completes the oldest posted receive of its handler or
- * waits in a bounded queue.
+ * Active messages: AM_SEND is a FIFO command: its bytes go, behind a 24-byte wire header
+ * (common/worker_rma_am_wire.h), by ucp_am_send_nbx (eager) to the plugin worker of the
+ * destination member (its address from doca_urom_worker_domain_addr_lookup, endpoint cached
+ * per member). AM_RECV bypasses the FIFO: it is posted at once. An arriving AM is checked by
+ * urom_rma_am_wire_parse() (the peer worker's bytes are untrusted), then completes the oldest
+ * posted receive of its handler or waits in a bounded queue.
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #include <stdlib.h>
@@ -37,6 +37,7 @@
 #include "sdp_urom_memh.h"
 #include "softdpu/urom_plugin.h"
 #include "worker_rma.h"
+#include "worker_rma_am_wire.h"
 
 DOCA_LOG_REGISTER(UROM::WORKER::RMA);
 
@@ -51,24 +52,12 @@ DOCA_LOG_REGISTER(UROM::WORKER::RMA);
 #define RMA_DEFAULT_MSG_SIZE 4096
 #define RMA_NOTIFY_HDR_LEN 32 /* offsetof(struct urom_worker_notify, plugin_notif) */
 #define RMA_CMD_HDR_LEN 24    /* offsetof(struct urom_worker_cmd, plugin_cmd) */
-/* UCP AM id of the plugins' worker-to-worker messages; the wire header's magic. */
-#define RMA_AM_ID 13
-#define RMA_AM_MAGIC 0x414d5231u /* "1RMA" */
 
 _Static_assert(RMA_NOTIFY_HDR_LEN + sizeof(struct urom_worker_notify_rma_am) ==
 		       UROM_RMA_AM_OVERHEAD,
 	       "an AM_RECV notification's overhead is UROM_RMA_AM_OVERHEAD");
 _Static_assert(RMA_CMD_HDR_LEN + sizeof(struct urom_worker_rma_cmd) <= UROM_RMA_AM_OVERHEAD,
 	       "an AM_SEND command fits whenever its notification does");
-
-/* Worker-to-worker AM wire header (little endian hosts, LP64; fields checked by am_parse). */
-struct am_wire {
-	uint32_t magic;
-	uint32_t handler;
-	uint64_t sender;
-	uint32_t hdr_len;
-	uint32_t len;
-};
 
 /* An AM that arrived before a receive took it. */
 struct arrival {
@@ -684,23 +673,6 @@ static size_t msg_size_get(void)
 	return (size_t)v;
 }
 
-/*
- * Our parser of a peer worker's AM (untrusted bytes): the magic, the header bound, the
- * payload bound of this worker and the exact total length. On success *w is the header and
- * the header bytes and payload follow it in data.
- */
-static int am_parse(const void *data, size_t length, size_t am_max, struct am_wire *w)
-{
-	if (data == NULL || length < sizeof(*w))
-		return 0;
-	memcpy(w, data, sizeof(*w));
-	if (w->magic != RMA_AM_MAGIC || w->hdr_len > UROM_RMA_AM_HDR_MAX)
-		return 0;
-	if ((uint64_t)w->hdr_len + w->len > am_max)
-		return 0;
-	return length == sizeof(*w) + (size_t)w->hdr_len + w->len;
-}
-
 /* Answer the AM_RECV cd (freed) with status and, when bytes != NULL, the message. */
 static void am_recv_answer(struct rma *rma, struct urom_worker_cmd_desc *cd, doca_error_t status,
 			   uint64_t handler, uint64_t sender, uint32_t hdr_len, uint32_t len,
@@ -752,7 +724,7 @@ static uint64_t recv_handler(const struct urom_worker_cmd_desc *cd)
 }
 
 /* One parsed AM: to the oldest receive that takes its handler, else queued (bounded). */
-static void am_deliver(struct rma *rma, const struct am_wire *w, const uint8_t *bytes)
+static void am_deliver(struct rma *rma, const struct urom_rma_am_wire *w, const uint8_t *bytes)
 {
 	struct urom_worker_cmd_desc *cd;
 	size_t body = (size_t)w->hdr_len + w->len;
@@ -794,13 +766,13 @@ static ucs_status_t am_recv_cb(void *arg, const void *header, size_t header_leng
 			       size_t length, const ucp_am_recv_param_t *param)
 {
 	struct rma *rma = arg;
-	struct am_wire w;
+	struct urom_rma_am_wire w;
 
 	(void)header;
 	if (rma->closing)
 		return UCS_OK;
 	if (header_length != 0 || (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) ||
-	    !am_parse(data, length, rma->am_max, &w)) {
+	    !urom_rma_am_wire_parse(data, length, rma->am_max, &w)) {
 		if (!rma->drop_logged)
 			DOCA_LOG_ERR("malformed AM of %zu bytes from a peer worker: dropped",
 				     length);
@@ -921,7 +893,7 @@ static doca_error_t am_send_start(struct job *j)
 {
 	const struct urom_worker_rma_cmd_am_send *a = &j->c.am_send;
 	struct rma *rma = j->rma;
-	struct am_wire w;
+	struct urom_rma_am_wire w;
 	ucp_request_param_t p;
 	doca_error_t st;
 	ucp_ep_h ep;
@@ -950,7 +922,7 @@ static doca_error_t am_send_start(struct job *j)
 		DOCA_LOG_ERR("no memory for an AM of %zu bytes", body);
 		return DOCA_ERROR_NO_MEMORY;
 	}
-	w.magic = RMA_AM_MAGIC;
+	w.magic = UROM_RMA_AM_MAGIC;
 	w.handler = (uint32_t)a->handler;
 	w.sender = a->local_id;
 	w.hdr_len = (uint32_t)a->hdr_len;
@@ -961,9 +933,10 @@ static doca_error_t am_send_start(struct job *j)
 	p.op_attr_mask |= UCP_OP_ATTR_FIELD_FLAGS;
 	p.flags = UCP_AM_SEND_FLAG_EAGER;
 	j->stage = 3;
-	return ucx_issued(j,
-			  ucp_am_send_nbx(ep, RMA_AM_ID, NULL, 0, j->bounce, sizeof(w) + body, &p),
-			  "ucp_am_send_nbx");
+	return ucx_issued(
+		j,
+		ucp_am_send_nbx(ep, UROM_RMA_AM_UCP_ID, NULL, 0, j->bounce, sizeof(w) + body, &p),
+		"ucp_am_send_nbx");
 }
 
 /* Close the AM endpoints (flushing what they still send), and drop what waits. */
@@ -1087,7 +1060,7 @@ static doca_error_t rma_open(struct urom_worker_ctx *ctx)
 		goto fail;
 	amp.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_FLAGS |
 			 UCP_AM_HANDLER_PARAM_FIELD_CB | UCP_AM_HANDLER_PARAM_FIELD_ARG;
-	amp.id = RMA_AM_ID;
+	amp.id = UROM_RMA_AM_UCP_ID;
 	amp.flags = UCP_AM_FLAG_WHOLE_MSG;
 	amp.cb = am_recv_cb;
 	amp.arg = rma;
