@@ -9,7 +9,9 @@
  * - the handler filter (an AM of another handler sent first does not complete the receive),
  *   UROM_RMA_AM_ANY, and the way back (rank 1 to rank 0, sender id checked);
  * - refusals: header > 64, header + payload over the bound and 32-bit handler overflow are
- *   INVALID_VALUE before a task exists, an unknown destination is NOT_FOUND from the worker.
+ *   INVALID_VALUE before a task exists, an unknown destination is NOT_FOUND from the worker;
+ * - the queue bound: 1030 AMs nobody receives (then a marker whose receive is posted): the
+ *   next receive reports 6 dropped (FULL), the 1024 queued ones are all delivered once.
  * Argument 2 "tcp": the same over UCX_TLS=tcp.
  * SPDX-License-Identifier: BSD-3-Clause
  */
@@ -19,6 +21,7 @@
 #define MSG 4096u /* the service's default message size */
 #define AMMAX (MSG - UROM_RMA_AM_OVERHEAD)
 #define NCASE 5
+#define NDROP (UROM_RMA_AM_QUEUE_MAX + 6)
 
 static const size_t hlens[NCASE] = {0, 1, 17, UROM_RMA_AM_HDR_MAX, 0};
 static const size_t plens[NCASE] = {0, 1, 1000, AMMAX - UROM_RMA_AM_HDR_MAX, AMMAX};
@@ -187,7 +190,15 @@ static int sender_side(struct pair *p)
 	make(60, 1);
 	ok &= expect(0, urom_rma_am_send_wait(w, pe, 1, 600, hbuf[1], 1, pbuf[1], 1, T_WAIT_MS),
 		     DOCA_SUCCESS, "send F");
-	ok = pair_barrier(p, ok); /* rank 1 checks F */
+	ok = pair_barrier(p, ok); /* rank 1 checks F, posts the marker's receive */
+	/* G: more AMs than the receiving worker queues, then the marker */
+	ok = pair_barrier(p, ok);
+	for (uint32_t i = 0; i < NDROP && ok; i++)
+		ok &= expect(0, urom_rma_am_send_wait(w, pe, 1, 900, NULL, 0, &i, 4, T_WAIT_MS),
+			     DOCA_SUCCESS, "send G");
+	ok &= expect(0, urom_rma_am_send_wait(w, pe, 1, 901, NULL, 0, NULL, 0, T_WAIT_MS),
+		     DOCA_SUCCESS, "send marker");
+	ok = pair_barrier(p, ok); /* G sent */
 	return pair_barrier(p, ok) ? 0 : 1;
 }
 
@@ -256,6 +267,39 @@ static int receiver_side(struct pair *p)
 	ok = pair_barrier(p, ok); /* refusals done, F sent */
 	ok &= expect(1, recv_one(p, UROM_RMA_AM_ANY, rh, rp, &m), DOCA_SUCCESS, "recv F");
 	ok &= check(1, "F", m.handler, m.sender, rh, m.hdr_len, rp, m.len, 600, 0, 60, 1);
+	/* G: the queue bound. The marker's receive is posted, so the marker is never dropped. */
+	memset(rec, 0, sizeof(rec));
+	ok &= expect(1, urom_rma_am_recv(w, (union doca_data){.u64 = 0}, 901, rec_cb), DOCA_SUCCESS,
+		     "post marker");
+	ok &= expect(1, urom_rma_flush_wait(w, pe, UROM_RMA_DEST_ALL, T_WAIT_MS), DOCA_SUCCESS,
+		     "flush behind the marker");
+	ok = pair_barrier(p, ok); /* posted */
+	ok = pair_barrier(p, ok); /* G sent */
+	deadline = t_now_ms() + T_WAIT_MS;
+	while (rec[0].done == 0 && t_now_ms() < deadline)
+		t_pe_step(pe, 2);
+	ok &= rec[0].done == 1 && expect(1, rec[0].st, DOCA_SUCCESS, "marker") && rec[0].len == 0 &&
+	      rec[0].handler == 901;
+	/* the next receive reports the drops, and consumes nothing */
+	ok &= expect(1, recv_one(p, 900, rh, rp, &m), DOCA_ERROR_FULL, "drops reported");
+	if (m.dropped != NDROP - UROM_RMA_AM_QUEUE_MAX) {
+		fprintf(stderr, "rank 1: %lu AMs dropped, expected %d\n", (unsigned long)m.dropped,
+			NDROP - UROM_RMA_AM_QUEUE_MAX);
+		ok = 0;
+	}
+	{
+		static uint8_t seen[NDROP];
+		uint32_t idx;
+
+		for (k = 0; k < UROM_RMA_AM_QUEUE_MAX && ok; k++) {
+			ok &= expect(1, recv_one(p, 900, rh, rp, &m), DOCA_SUCCESS, "recv G");
+			memcpy(&idx, rp, sizeof(idx));
+			if (!ok || m.len != 4 || m.hdr_len != 0 || idx >= NDROP || seen[idx]++) {
+				fprintf(stderr, "rank 1: G %d: len %zu index %u\n", k, m.len, idx);
+				ok = 0;
+			}
+		}
+	}
 	return pair_barrier(p, ok) ? 0 : 1;
 }
 
