@@ -12,7 +12,11 @@
 # outstanding count (-O W) and about the same bytes moved, server in the background on a free
 # port. Prints per size and operation: softdpu MiB/s, ucx_perftest MiB/s and their ratio
 # (goal >= 0.9 from 1 MiB up). Then bench/urom_pingpong (two ranks, 8-byte ping-pong through
-# their workers' worker_sandbox) against ucx_perftest -t tag_lat -s 8. --record appends a dated table to bench/RESULTS.md (before the
+# their workers' worker_sandbox) against ucx_perftest -t tag_lat -s 8, and bench/urom_rma_atomic
+# (worker_rma, two ranks): the rate of 64-bit fetch-adds by rank 0's worker on the peer's
+# exported word (-A 0: its own), W in flight, against ucx_perftest -t ucp_fadd -O W (message
+# rate), and the AM ping-pong one-way latency (8 B, host -> worker -> worker -> host, half the
+# round trip) against ucx_perftest -t ucp_am_lat -s 8; ratios printed, not recorded. --record appends a dated table to bench/RESULTS.md (before the
 # "urom_rma rows" marker). UCX_TLS is passed to both sides unchanged (unset = UCX's default).
 # SPDX-License-Identifier: BSD-3-Clause
 set -euo pipefail
@@ -25,6 +29,7 @@ min=8
 max=$((4 << 20))
 window=16
 bytes=$((256 << 20))
+atomic_dest=1
 while [ $# -gt 0 ]; do
 	case $1 in
 	--build) build=$2; shift 2 ;;
@@ -33,6 +38,7 @@ while [ $# -gt 0 ]; do
 	-S) max=$2; shift 2 ;;
 	-w) window=$2; shift 2 ;;
 	-b) bytes=$2; shift 2 ;;
+	-A) atomic_dest=$2; shift 2 ;;
 	*) echo "urom_rma.sh: unknown option $1" >&2; exit 2 ;;
 	esac
 done
@@ -44,7 +50,9 @@ bench=$build/bench/urom_rma
 plugin=$build/bench/worker_rmabench.so
 pingpong=$build/bench/urom_pingpong
 sandbox=$build/plugins/worker_sandbox/worker_sandbox.so
-for f in "$uromd" "$worker" "$bench" "$plugin" "$pingpong" "$sandbox"; do
+atomic=$build/bench/urom_rma_atomic
+rma=$build/plugins/worker_rma/worker_rma.so
+for f in "$uromd" "$worker" "$bench" "$plugin" "$pingpong" "$sandbox" "$atomic" "$rma"; do
 	[ -e "$f" ] || { echo "urom_rma.sh: missing $f (build with: ninja -C $build)" >&2; exit 1; }
 done
 command -v ucx_perftest >/dev/null || { echo "urom_rma.sh: ucx_perftest not found (ucx-utils)" >&2; exit 1; }
@@ -69,6 +77,7 @@ trap cleanup EXIT
 mkdir -p "$tmp/plugins"
 ln -s "$plugin" "$tmp/plugins/worker_rmabench.so"
 ln -s "$sandbox" "$tmp/plugins/worker_sandbox.so"
+ln -s "$rma" "$tmp/plugins/worker_rma.so"
 SOFTDPU_UROM_WORKER_BIN=$worker UROM_PLUGIN_PATH=$tmp/plugins \
 	"$uromd" --foreground --listen 127.0.0.1:0 --run-dir "$tmp/run" \
 	--secret-file "$tmp/secret" >"$tmp/uromd.log" 2>&1 &
@@ -84,6 +93,9 @@ SOFTDPU_UROM_SERVICE_ADDR=127.0.0.1:$port SOFTDPU_UROM_SECRET_FILE=$tmp/secret \
 	"$bench" -s "$min" -S "$max" -w "$window" -b "$bytes" | tee "$tmp/urom_rma.out"
 SOFTDPU_UROM_SERVICE_ADDR=127.0.0.1:$port SOFTDPU_UROM_SECRET_FILE=$tmp/secret \
 	SOFTDPU_UROM_RUN_DIR=$tmp/run "$pingpong" -n 20000 -s 8 | tee "$tmp/pingpong.out"
+SOFTDPU_UROM_SERVICE_ADDR=127.0.0.1:$port SOFTDPU_UROM_SECRET_FILE=$tmp/secret \
+	SOFTDPU_UROM_RUN_DIR=$tmp/run "$atomic" -n 100000 -a 20000 -W "$window" -d "$atomic_dest" \
+	-s 8 | tee "$tmp/atomic.out"
 kill -TERM "$daemon_pid"
 wait "$daemon_pid" || true
 daemon_pid=
@@ -128,6 +140,41 @@ perf_pid=
 read -r tag_med tag_avg < <(echo "$tag" | awk '/^Final:/ {print $3, $4}')
 pp_ratio=$(awk -v a="$pp_ow" -v b="$tag_avg" 'BEGIN {printf "%.1f", a / b}')
 echo "ping-pong one-way mean / median (us): $pp_ow / $pp_owm; tag_lat one-way median / mean (us): $tag_med / $tag_avg; ratio (mean) $pp_ratio"
+
+# perftest_final <test> <args...>: the "Final:" line of one ucx_perftest run (server on a free port)
+perftest_final() {
+	local p t=$1 out=
+	shift
+	p=$(free_port)
+	ucx_perftest -p "$p" >"$tmp/perf-server.log" 2>&1 &
+	perf_pid=$!
+	for _ in $(seq 50); do
+		if out=$(timeout 120 ucx_perftest 127.0.0.1 -p "$p" -t "$t" "$@" 2>&1); then
+			break
+		fi
+		out=
+		sleep 0.1
+	done
+	wait "$perf_pid" 2>/dev/null || true
+	perf_pid=
+	echo "$out" | awk '/^Final:/'
+}
+
+# fetch-add rate: ops/s against ucp_fadd's average message rate, same outstanding count
+fa_ours=$(sed -n 's/^fadd_ops_per_s=//p' "$tmp/atomic.out")
+fa_peer=$(perftest_final ucp_fadd -n 100000 -O "$window" | awk '{print $8}')
+[ -n "$fa_peer" ] || { echo "urom_rma.sh: ucx_perftest -t ucp_fadd gave no result" >&2; exit 1; }
+fa_ratio=$(awk -v a="$fa_ours" -v b="$fa_peer" 'BEGIN {printf "%.3f", a / b}')
+echo "fetch-add rate (64-bit, $window in flight, dest member $atomic_dest): softdpu $fa_ours ops/s; ucx_perftest -t ucp_fadd -O $window: $fa_peer ops/s; ratio $fa_ratio"
+
+# AM ping-pong latency: one-way (half the round trip) against ucp_am_lat's one-way latency, 8 B
+am_ow=$(sed -n 's/^am_oneway_mean_us=//p' "$tmp/atomic.out")
+am_owm=$(sed -n 's/^am_oneway_median_us=//p' "$tmp/atomic.out")
+read -r am_med am_avg < <(perftest_final ucp_am_lat -s 8 -n 100000 | awk '{print $3, $4}')
+[ -n "$am_avg" ] || { echo "urom_rma.sh: ucx_perftest -t ucp_am_lat gave no result" >&2; exit 1; }
+am_ratio=$(awk -v a="$am_ow" -v b="$am_avg" 'BEGIN {printf "%.1f", a / b}')
+am_ratio_med=$(awk -v a="$am_owm" -v b="$am_med" 'BEGIN {printf "%.1f", a / b}')
+echo "AM ping-pong one-way mean / median (us): $am_ow / $am_owm; ucp_am_lat one-way median / mean (us): $am_med / $am_avg; ratio mean $am_ratio, median $am_ratio_med"
 
 host=$(nproc) cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
 ucxv=$(ucx_info -v 2>/dev/null | sed -n -e 's/.*version=\([0-9.]*\).*/\1/p' -e 's/^# Library version: \([0-9.]*\).*/\1/p' | head -1)

@@ -23,7 +23,7 @@
 #include <stdint.h>
 
 /* Version both halves report; a mismatch fails urom_rma_init() with UNSUPPORTED_VERSION. */
-#define UROM_WORKER_RMA_VERSION 0x01
+#define UROM_WORKER_RMA_VERSION 0x02
 
 /* Largest PUT / GET (bytes); 0 and anything larger are INVALID_VALUE. */
 #define UROM_RMA_MAX_LEN (1ull << 30)
@@ -37,12 +37,30 @@
 
 /* Commands (urom_worker_rma_cmd.type); notifications carry the same type. */
 enum urom_worker_rma_cmd_type {
-	UROM_WORKER_CMD_RMA_PUT = 0,	/* local buffer -> member memory */
-	UROM_WORKER_CMD_RMA_GET = 1,	/* member memory -> local buffer */
-	UROM_WORKER_CMD_RMA_ATOMIC = 2, /* one atomic on a member's word */
-	UROM_WORKER_CMD_RMA_FENCE = 3,	/* order what follows after what came before */
-	UROM_WORKER_CMD_RMA_FLUSH = 4,	/* complete everything issued before, remotely */
+	UROM_WORKER_CMD_RMA_PUT = 0,	 /* local buffer -> member memory */
+	UROM_WORKER_CMD_RMA_GET = 1,	 /* member memory -> local buffer */
+	UROM_WORKER_CMD_RMA_ATOMIC = 2,	 /* one atomic on a member's word */
+	UROM_WORKER_CMD_RMA_FENCE = 3,	 /* order what follows after what came before */
+	UROM_WORKER_CMD_RMA_FLUSH = 4,	 /* complete everything issued before, remotely */
+	UROM_WORKER_CMD_RMA_AM_SEND = 5, /* active message to a member's worker (+ bytes) */
+	UROM_WORKER_CMD_RMA_AM_RECV = 6, /* take one active message for this host */
 };
+
+/*
+ * Active messages. An AM is {handler id, header of 0 .. UROM_RMA_AM_HDR_MAX bytes, payload}.
+ * With the message size M (the service's -m, 4096 by default) hdr_len + len is at most
+ * M - UROM_RMA_AM_OVERHEAD: the AM_SEND command (24 + 64 + bytes) and the AM_RECV
+ * notification (32 + 72 + bytes) then both fit.
+ */
+#define UROM_RMA_AM_HDR_MAX 64
+#define UROM_RMA_AM_OVERHEAD 104
+/* AM_RECV handler meaning any handler. */
+#define UROM_RMA_AM_ANY UINT64_MAX
+/* Arrivals a worker keeps before a receive takes them; beyond, AMs are dropped and counted. */
+#define UROM_RMA_AM_QUEUE_MAX 1024
+#define UROM_RMA_AM_QUEUE_BYTES (16u << 20)
+/* Receives a worker keeps posted; beyond, AM_RECV is answered FULL. */
+#define UROM_RMA_AM_RECV_MAX 4096
 
 /* Atomic operations (urom_worker_rma_cmd_atomic.op); the F* ones return the old value. */
 enum urom_rma_atomic_op {
@@ -86,6 +104,22 @@ struct urom_worker_rma_cmd_sync {
 	uint64_t dest;
 };
 
+/* AM_SEND: followed in the command by hdr_len header bytes, then len payload bytes. */
+struct urom_worker_rma_cmd_am_send {
+	uint64_t context;
+	uint64_t local_id; /* the sender's domain id, given to the receiver */
+	uint64_t dest;	   /* domain id of the receiving member */
+	uint64_t handler;  /* 0 .. UINT32_MAX */
+	uint64_t hdr_len;  /* 0 .. UROM_RMA_AM_HDR_MAX */
+	uint64_t len;	   /* payload bytes */
+};
+
+/* AM_RECV: completed by one AM for this worker whose handler is handler (or any). */
+struct urom_worker_rma_cmd_am_recv {
+	uint64_t context;
+	uint64_t handler; /* a handler id or UROM_RMA_AM_ANY */
+};
+
 /* One command, the plugin_cmd bytes of struct urom_worker_cmd. */
 struct urom_worker_rma_cmd {
 	uint64_t type; /* enum urom_worker_rma_cmd_type */
@@ -93,6 +127,8 @@ struct urom_worker_rma_cmd {
 		struct urom_worker_rma_cmd_xfer xfer; /* PUT, GET */
 		struct urom_worker_rma_cmd_atomic atomic;
 		struct urom_worker_rma_cmd_sync sync; /* FENCE, FLUSH */
+		struct urom_worker_rma_cmd_am_send am_send;
+		struct urom_worker_rma_cmd_am_recv am_recv;
 	};
 };
 
@@ -103,6 +139,19 @@ struct urom_worker_notify_rma {
 	int64_t status;	  /* doca_error_t outcome */
 	uint64_t value;	  /* ATOMIC: the fetched old value (fetching ops), else 0 */
 	uint64_t len;	  /* PUT / GET: bytes transferred (len on success, else 0) */
+};
+
+/*
+ * The AM_RECV notification: base.len is the payload length; hdr_len header bytes then len
+ * payload bytes follow. base.status FULL (no message) reports AMs dropped since the last
+ * receive (dropped), queue bounds exceeded or malformed AMs from the peer worker.
+ */
+struct urom_worker_notify_rma_am {
+	struct urom_worker_notify_rma base;
+	uint64_t handler;
+	uint64_t sender; /* the sending member's domain id */
+	uint64_t hdr_len;
+	uint64_t dropped;
 };
 
 #endif /* WORKER_RMA_H_ */

@@ -13,6 +13,13 @@
  *
  * Commands run one at a time in arrival order (a FIFO): a command starts when the one before
  * has completed (remotely: flushed). Every command is answered once.
+ *
+ * Active messages: AM_SEND is a FIFO command: its bytes go, behind a 24-byte wire header
+ * (common/worker_rma_am_wire.h), by ucp_am_send_nbx (eager) to the plugin worker of the
+ * destination member (its address from doca_urom_worker_domain_addr_lookup, endpoint cached
+ * per member). AM_RECV bypasses the FIFO: it is posted at once. An arriving AM is checked by
+ * urom_rma_am_wire_parse() (the peer worker's bytes are untrusted), then completes the oldest
+ * posted receive of its handler or waits in a bounded queue.
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #include <stdlib.h>
@@ -30,6 +37,7 @@
 #include "sdp_urom_memh.h"
 #include "softdpu/urom_plugin.h"
 #include "worker_rma.h"
+#include "worker_rma_am_wire.h"
 
 DOCA_LOG_REGISTER(UROM::WORKER::RMA);
 
@@ -39,6 +47,33 @@ DOCA_LOG_REGISTER(UROM::WORKER::RMA);
 #define RMA_RKEY_PAD 1024
 /* Bound on closing the atomic endpoints at teardown. */
 #define RMA_CLOSE_MS 1000
+/* The runtime's message size, when it tells us (else RMA_DEFAULT_MSG_SIZE). */
+#define RMA_MSG_SIZE_ENV "SDP_UROM_WORKER_MAX_MSG_SIZE"
+#define RMA_DEFAULT_MSG_SIZE 4096
+#define RMA_NOTIFY_HDR_LEN 32 /* offsetof(struct urom_worker_notify, plugin_notif) */
+#define RMA_CMD_HDR_LEN 24    /* offsetof(struct urom_worker_cmd, plugin_cmd) */
+
+_Static_assert(RMA_NOTIFY_HDR_LEN + sizeof(struct urom_worker_notify_rma_am) ==
+		       UROM_RMA_AM_OVERHEAD,
+	       "an AM_RECV notification's overhead is UROM_RMA_AM_OVERHEAD");
+_Static_assert(RMA_CMD_HDR_LEN + sizeof(struct urom_worker_rma_cmd) <= UROM_RMA_AM_OVERHEAD,
+	       "an AM_SEND command fits whenever its notification does");
+
+/* An AM that arrived before a receive took it. */
+struct arrival {
+	ucs_list_link_t link;
+	uint64_t handler, sender;
+	uint32_t hdr_len, len;
+	uint8_t bytes[]; /* header, then payload */
+};
+
+/* Endpoint of the AMs to one domain member. */
+struct apeer {
+	ucs_list_link_t link;
+	uint64_t dest;
+	uint64_t uid; /* of the UCP worker it leads to */
+	ucp_ep_h ep;
+};
 
 struct rma;
 struct job;
@@ -103,6 +138,16 @@ struct rma {
 	ucs_list_link_t aeps, akeys;
 	struct job *job;
 	int closing;
+	/* active messages */
+	ucp_address_t *addr;
+	size_t addr_len;
+	size_t am_max; /* hdr_len + len bound: message size - UROM_RMA_AM_OVERHEAD */
+	ucs_list_link_t apeers;
+	ucs_list_link_t recvs;	  /* posted AM_RECV struct urom_worker_cmd_desc */
+	ucs_list_link_t arrivals; /* struct arrival */
+	size_t nrecvs, narrivals, arrival_bytes;
+	uint64_t dropped; /* since the last receive told the host */
+	int drop_logged;
 };
 
 static doca_error_t ucs_to_doca(ucs_status_t st)
@@ -576,10 +621,17 @@ static void ucx_step(struct job *j)
 
 	j->ucx_wait = 0;
 	if (j->ucx_status != UCS_OK) {
-		DOCA_LOG_ERR("%s failed: %s", j->stage == 0 ? "atomic" : "flush",
+		DOCA_LOG_ERR("%s failed: %s",
+			     j->stage == 0 ? "atomic" :
+			     j->stage == 3 ? "AM send" :
+					     "flush",
 			     ucs_status_string(j->ucx_status));
 		j->status = ucs_to_doca(j->ucx_status);
 		job_finish(j);
+		return;
+	}
+	if (j->stage == 3) {
+		job_finish(j); /* AM sent: UCX is done with its bytes */
 		return;
 	}
 	if (j->stage == 0 && !j->rma->closing) {
@@ -591,6 +643,325 @@ static void ucx_step(struct job *j)
 			return;
 	}
 	job_finish(j);
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ---- active messages ---- */
+
+static size_t msg_size_get(void)
+{
+	const char *env = getenv(RMA_MSG_SIZE_ENV);
+	unsigned long long v = RMA_DEFAULT_MSG_SIZE;
+	char *end = NULL;
+
+	if (env != NULL && *env != '\0') {
+		v = strtoull(env, &end, 10);
+		if (end == NULL || *end != '\0' || v < UROM_RMA_AM_OVERHEAD + UROM_RMA_AM_HDR_MAX ||
+		    v > (1ull << 30)) {
+			DOCA_LOG_WARN("%s=%s is not a usable message size, using %d",
+				      RMA_MSG_SIZE_ENV, env, RMA_DEFAULT_MSG_SIZE);
+			v = RMA_DEFAULT_MSG_SIZE;
+		}
+	}
+	return (size_t)v;
+}
+
+/* Answer the AM_RECV cd (freed) with status and, when bytes != NULL, the message. */
+static void am_recv_answer(struct rma *rma, struct urom_worker_cmd_desc *cd, doca_error_t status,
+			   uint64_t handler, uint64_t sender, uint32_t hdr_len, uint32_t len,
+			   const uint8_t *bytes, uint64_t dropped)
+{
+	struct urom_worker_notify_rma_am n;
+	struct urom_worker_cmd_desc *c = cd;
+	struct urom_worker_notif_desc *nd;
+	size_t body = bytes != NULL ? (size_t)hdr_len + len : 0;
+	uint64_t context = 0;
+
+	if (c->worker_cmd.len >= offsetof(struct urom_worker_rma_cmd, am_recv) + sizeof(context))
+		memcpy(&context,
+		       c->worker_cmd.plugin_cmd + offsetof(struct urom_worker_rma_cmd, am_recv),
+		       sizeof(context));
+	memset(&n, 0, sizeof(n));
+	n.base.type = UROM_WORKER_CMD_RMA_AM_RECV;
+	n.base.context = context;
+	n.base.status = status;
+	n.base.len = bytes != NULL ? len : 0;
+	n.handler = handler;
+	n.sender = sender;
+	n.hdr_len = bytes != NULL ? hdr_len : 0;
+	n.dropped = dropped;
+	nd = calloc(1, sizeof(*nd) + sizeof(n) + body);
+	if (nd == NULL) {
+		DOCA_LOG_ERR("no memory for an AM notification");
+		free(cd);
+		return;
+	}
+	nd->dest_id = cd->dest_id;
+	nd->worker_notif.type = cd->worker_cmd.type;
+	nd->worker_notif.urom_context = cd->worker_cmd.urom_context;
+	nd->worker_notif.status = status;
+	nd->worker_notif.len = sizeof(n) + body;
+	memcpy(nd->worker_notif.plugin_notif, &n, sizeof(n));
+	if (body != 0)
+		memcpy(nd->worker_notif.plugin_notif + sizeof(n), bytes, body);
+	ucs_list_add_tail(&rma->done, &nd->entry);
+	free(cd);
+}
+
+static uint64_t recv_handler(const struct urom_worker_cmd_desc *cd)
+{
+	struct urom_worker_rma_cmd c;
+
+	memcpy(&c, cd->worker_cmd.plugin_cmd, sizeof(c));
+	return c.am_recv.handler;
+}
+
+/* One parsed AM: to the oldest receive that takes its handler, else queued (bounded). */
+static void am_deliver(struct rma *rma, const struct urom_rma_am_wire *w, const uint8_t *bytes)
+{
+	struct urom_worker_cmd_desc *cd;
+	size_t body = (size_t)w->hdr_len + w->len;
+	struct arrival *a;
+
+	ucs_list_for_each(cd, &rma->recvs, entry) {
+		uint64_t h = recv_handler(cd);
+
+		if (h == UROM_RMA_AM_ANY || h == w->handler) {
+			ucs_list_del(&cd->entry);
+			rma->nrecvs--;
+			am_recv_answer(rma, cd, DOCA_SUCCESS, w->handler, w->sender, w->hdr_len,
+				       w->len, bytes, 0);
+			return;
+		}
+	}
+	if (rma->narrivals >= UROM_RMA_AM_QUEUE_MAX ||
+	    rma->arrival_bytes + body > UROM_RMA_AM_QUEUE_BYTES ||
+	    (a = malloc(sizeof(*a) + body)) == NULL) {
+		if (!rma->drop_logged)
+			DOCA_LOG_ERR("AM for handler %u dropped: %zu AMs (%zu bytes) wait for a "
+				     "receive already",
+				     w->handler, rma->narrivals, rma->arrival_bytes);
+		rma->drop_logged = 1;
+		rma->dropped++;
+		return;
+	}
+	a->handler = w->handler;
+	a->sender = w->sender;
+	a->hdr_len = w->hdr_len;
+	a->len = w->len;
+	memcpy(a->bytes, bytes, body);
+	ucs_list_add_tail(&rma->arrivals, &a->link);
+	rma->narrivals++;
+	rma->arrival_bytes += body;
+}
+
+static ucs_status_t am_recv_cb(void *arg, const void *header, size_t header_length, void *data,
+			       size_t length, const ucp_am_recv_param_t *param)
+{
+	struct rma *rma = arg;
+	struct urom_rma_am_wire w;
+
+	(void)header;
+	if (rma->closing)
+		return UCS_OK;
+	if (header_length != 0 || (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) ||
+	    !urom_rma_am_wire_parse(data, length, rma->am_max, &w)) {
+		if (!rma->drop_logged)
+			DOCA_LOG_ERR("malformed AM of %zu bytes from a peer worker: dropped",
+				     length);
+		rma->drop_logged = 1;
+		rma->dropped++;
+		return UCS_OK;
+	}
+	am_deliver(rma, &w, (const uint8_t *)data + sizeof(w));
+	return UCS_OK;
+}
+
+/* AM_RECV: report drops, take a queued AM, or post (bounded). */
+static void am_recv_post(struct rma *rma, struct urom_worker_cmd_desc *cd)
+{
+	struct arrival *a;
+	uint64_t h;
+
+	if (cd->worker_cmd.len != sizeof(struct urom_worker_rma_cmd)) {
+		DOCA_LOG_ERR("AM_RECV command of %llu bytes, expected %zu",
+			     (unsigned long long)cd->worker_cmd.len,
+			     sizeof(struct urom_worker_rma_cmd));
+		am_recv_answer(rma, cd, DOCA_ERROR_INVALID_VALUE, 0, 0, 0, 0, NULL, 0);
+		return;
+	}
+	h = recv_handler(cd);
+	if (h != UROM_RMA_AM_ANY && h > UINT32_MAX) {
+		DOCA_LOG_ERR("AM_RECV for handler %llu: handler ids are 32-bit",
+			     (unsigned long long)h);
+		am_recv_answer(rma, cd, DOCA_ERROR_INVALID_VALUE, 0, 0, 0, 0, NULL, 0);
+		return;
+	}
+	if (rma->dropped != 0) {
+		am_recv_answer(rma, cd, DOCA_ERROR_FULL, 0, 0, 0, 0, NULL, rma->dropped);
+		rma->dropped = 0;
+		rma->drop_logged = 0;
+		return;
+	}
+	ucs_list_for_each(a, &rma->arrivals, link) {
+		if (h == UROM_RMA_AM_ANY || h == a->handler) {
+			ucs_list_del(&a->link);
+			rma->narrivals--;
+			rma->arrival_bytes -= (size_t)a->hdr_len + a->len;
+			am_recv_answer(rma, cd, DOCA_SUCCESS, a->handler, a->sender, a->hdr_len,
+				       a->len, a->bytes, 0);
+			free(a);
+			return;
+		}
+	}
+	if (rma->nrecvs >= UROM_RMA_AM_RECV_MAX) {
+		DOCA_LOG_ERR("AM_RECV: %d receives posted already", UROM_RMA_AM_RECV_MAX);
+		am_recv_answer(rma, cd, DOCA_ERROR_FULL, 0, 0, 0, 0, NULL, 0);
+		return;
+	}
+	ucs_list_add_tail(&rma->recvs, &cd->entry);
+	rma->nrecvs++;
+}
+
+/*
+ * The AM endpoint to member dest. The runtime is asked every time (a member that left is
+ * NOT_FOUND); the cache is keyed by dest and the UCP worker's unique id, so a later domain
+ * reusing the id gets a new endpoint.
+ */
+static doca_error_t am_peer_get(struct rma *rma, uint64_t dest, ucp_ep_h *ep_p)
+{
+	ucp_worker_address_attr_t attr;
+	ucp_ep_params_t params;
+	struct apeer *p;
+	void *addr = NULL;
+	doca_error_t st;
+	ucs_status_t us;
+
+	st = doca_urom_worker_domain_addr_lookup(rma->ctx, dest, &addr);
+	if (st != DOCA_SUCCESS || addr == NULL) {
+		DOCA_LOG_ERR("AM to member %llu: no such domain member (%s)",
+			     (unsigned long long)dest, doca_error_get_name(st));
+		return DOCA_ERROR_NOT_FOUND;
+	}
+	memset(&attr, 0, sizeof(attr));
+	attr.field_mask = UCP_WORKER_ADDRESS_ATTR_FIELD_UID;
+	us = ucp_worker_address_query(addr, &attr);
+	if (us != UCS_OK) {
+		DOCA_LOG_ERR("address of member %llu unreadable: %s", (unsigned long long)dest,
+			     ucs_status_string(us));
+		return DOCA_ERROR_DRIVER;
+	}
+	ucs_list_for_each(p, &rma->apeers, link) {
+		if (p->dest == dest && p->uid == attr.worker_uid) {
+			*ep_p = p->ep;
+			return DOCA_SUCCESS;
+		}
+	}
+	p = calloc(1, sizeof(*p));
+	if (p == NULL) {
+		DOCA_LOG_ERR("no memory for an AM endpoint");
+		return DOCA_ERROR_NO_MEMORY;
+	}
+	memset(&params, 0, sizeof(params));
+	params.field_mask =
+		UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
+	params.address = addr;
+	params.err_mode = UCP_ERR_HANDLING_MODE_NONE;
+	us = ucp_ep_create(rma->worker, &params, &p->ep);
+	if (us != UCS_OK) {
+		DOCA_LOG_ERR("ucp_ep_create to member %llu: %s", (unsigned long long)dest,
+			     ucs_status_string(us));
+		free(p);
+		return DOCA_ERROR_DRIVER;
+	}
+	/* an endpoint of an older worker under this id stays (closed at teardown) */
+	p->dest = dest;
+	p->uid = attr.worker_uid;
+	ucs_list_add_head(&rma->apeers, &p->link);
+	*ep_p = p->ep;
+	return DOCA_SUCCESS;
+}
+
+static doca_error_t am_send_start(struct job *j)
+{
+	const struct urom_worker_rma_cmd_am_send *a = &j->c.am_send;
+	struct rma *rma = j->rma;
+	struct urom_rma_am_wire w;
+	ucp_request_param_t p;
+	doca_error_t st;
+	ucp_ep_h ep;
+	size_t body;
+
+	if (a->hdr_len > UROM_RMA_AM_HDR_MAX || a->handler > UINT32_MAX || a->len > rma->am_max ||
+	    a->hdr_len + a->len > rma->am_max) {
+		DOCA_LOG_ERR("AM of header %llu and payload %llu bytes for handler %llu: at most "
+			     "%d + %zu in all, 32-bit handler",
+			     (unsigned long long)a->hdr_len, (unsigned long long)a->len,
+			     (unsigned long long)a->handler, UROM_RMA_AM_HDR_MAX, rma->am_max);
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	body = (size_t)(a->hdr_len + a->len);
+	if (j->cd->worker_cmd.len != sizeof(struct urom_worker_rma_cmd) + body) {
+		DOCA_LOG_ERR("AM_SEND command of %llu bytes, expected %zu",
+			     (unsigned long long)j->cd->worker_cmd.len,
+			     sizeof(struct urom_worker_rma_cmd) + body);
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	st = am_peer_get(rma, a->dest, &ep);
+	if (st != DOCA_SUCCESS)
+		return st;
+	j->bounce = malloc(sizeof(w) + body);
+	if (j->bounce == NULL) {
+		DOCA_LOG_ERR("no memory for an AM of %zu bytes", body);
+		return DOCA_ERROR_NO_MEMORY;
+	}
+	w.magic = UROM_RMA_AM_MAGIC;
+	w.handler = (uint32_t)a->handler;
+	w.sender = a->local_id;
+	w.hdr_len = (uint32_t)a->hdr_len;
+	w.len = (uint32_t)a->len;
+	memcpy(j->bounce, &w, sizeof(w));
+	memcpy(j->bounce + sizeof(w), j->cd->worker_cmd.plugin_cmd + sizeof(j->c), body);
+	ucx_param(j, &p);
+	p.op_attr_mask |= UCP_OP_ATTR_FIELD_FLAGS;
+	p.flags = UCP_AM_SEND_FLAG_EAGER;
+	j->stage = 3;
+	return ucx_issued(
+		j,
+		ucp_am_send_nbx(ep, UROM_RMA_AM_UCP_ID, NULL, 0, j->bounce, sizeof(w) + body, &p),
+		"ucp_am_send_nbx");
+}
+
+/* Close the AM endpoints (flushing what they still send), and drop what waits. */
+static void am_close(struct rma *rma)
+{
+	ucp_request_param_t p = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
+				 .flags = UCP_EP_CLOSE_FLAG_FORCE};
+	int64_t deadline = now_ms() + RMA_CLOSE_MS;
+
+	while (!ucs_list_is_empty(&rma->apeers)) {
+		struct apeer *e = ucs_list_extract_head(&rma->apeers, struct apeer, link);
+		ucs_status_ptr_t req = ucp_ep_close_nbx(e->ep, &p);
+
+		if (UCS_PTR_IS_PTR(req)) {
+			while (ucp_request_check_status(req) == UCS_INPROGRESS &&
+			       now_ms() < deadline)
+				ucp_worker_progress(rma->worker);
+			ucp_request_free(req);
+		}
+		free(e);
+	}
+	while (!ucs_list_is_empty(&rma->recvs))
+		free(ucs_list_extract_head(&rma->recvs, struct urom_worker_cmd_desc, entry));
+	while (!ucs_list_is_empty(&rma->arrivals))
+		free(ucs_list_extract_head(&rma->arrivals, struct arrival, link));
 }
 
 /* ---- the command queue ---- */
@@ -613,7 +984,9 @@ static void start_next(struct rma *rma)
 		if (ucs_list_is_empty(&rma->queue) || rma->closing)
 			return;
 		cd = ucs_list_extract_head(&rma->queue, struct urom_worker_cmd_desc, entry);
-		if (cd->worker_cmd.len != sizeof(struct urom_worker_rma_cmd)) {
+		if (cd->worker_cmd.len < sizeof(struct urom_worker_rma_cmd) ||
+		    (cd->worker_cmd.len != sizeof(struct urom_worker_rma_cmd) &&
+		     *(const uint64_t *)cd->worker_cmd.plugin_cmd != UROM_WORKER_CMD_RMA_AM_SEND)) {
 			DOCA_LOG_ERR("RMA command of %llu bytes, expected %zu",
 				     (unsigned long long)cd->worker_cmd.len,
 				     sizeof(struct urom_worker_rma_cmd));
@@ -644,6 +1017,9 @@ static void start_next(struct rma *rma)
 		case UROM_WORKER_CMD_RMA_FLUSH:
 			st = sync_start(j);
 			break;
+		case UROM_WORKER_CMD_RMA_AM_SEND:
+			st = am_send_start(j);
+			break;
 		default:
 			DOCA_LOG_ERR("unknown RMA command type %llu",
 				     (unsigned long long)j->c.type);
@@ -662,6 +1038,7 @@ static void start_next(struct rma *rma)
 
 static doca_error_t rma_open(struct urom_worker_ctx *ctx)
 {
+	ucp_am_handler_param_t amp = {0};
 	ucp_worker_params_t wp = {0};
 	ucp_params_t params = {0};
 	struct rma *rma = calloc(1, sizeof(*rma));
@@ -669,7 +1046,7 @@ static doca_error_t rma_open(struct urom_worker_ctx *ctx)
 	if (rma == NULL)
 		return DOCA_ERROR_NO_MEMORY;
 	params.field_mask = UCP_PARAM_FIELD_FEATURES;
-	params.features = UCP_FEATURE_RMA | UCP_FEATURE_AMO32 | UCP_FEATURE_AMO64;
+	params.features = UCP_FEATURE_RMA | UCP_FEATURE_AMO32 | UCP_FEATURE_AMO64 | UCP_FEATURE_AM;
 	sdp_plugin_mem_ucp_params(&params);
 	if (ucp_init(&params, NULL, &rma->context) != UCS_OK)
 		goto fail;
@@ -679,6 +1056,20 @@ static doca_error_t rma_open(struct urom_worker_ctx *ctx)
 		goto fail;
 	if (sdp_plugin_mem_create(rma->worker, &rma->mem) != DOCA_SUCCESS)
 		goto fail;
+	if (ucp_worker_get_address(rma->worker, &rma->addr, &rma->addr_len) != UCS_OK)
+		goto fail;
+	amp.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_FLAGS |
+			 UCP_AM_HANDLER_PARAM_FIELD_CB | UCP_AM_HANDLER_PARAM_FIELD_ARG;
+	amp.id = UROM_RMA_AM_UCP_ID;
+	amp.flags = UCP_AM_FLAG_WHOLE_MSG;
+	amp.cb = am_recv_cb;
+	amp.arg = rma;
+	if (ucp_worker_set_am_recv_handler(rma->worker, &amp) != UCS_OK)
+		goto fail;
+	rma->am_max = msg_size_get() - UROM_RMA_AM_OVERHEAD;
+	ucs_list_head_init(&rma->apeers);
+	ucs_list_head_init(&rma->recvs);
+	ucs_list_head_init(&rma->arrivals);
 	ucs_list_head_init(&rma->queue);
 	ucs_list_head_init(&rma->done);
 	ucs_list_head_init(&rma->aeps);
@@ -688,20 +1079,16 @@ static doca_error_t rma_open(struct urom_worker_ctx *ctx)
 	return DOCA_SUCCESS;
 fail:
 	DOCA_LOG_ERR("cannot create the plugin's UCP context and worker");
+	if (rma->mem != NULL)
+		sdp_plugin_mem_destroy(rma->mem);
+	if (rma->addr != NULL)
+		ucp_worker_release_address(rma->worker, rma->addr);
 	if (rma->worker != NULL)
 		ucp_worker_destroy(rma->worker);
 	if (rma->context != NULL)
 		ucp_cleanup(rma->context);
 	free(rma);
 	return DOCA_ERROR_DRIVER;
-}
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /* Close the atomic endpoints, forced, progressing within a bound. */
@@ -739,6 +1126,7 @@ static void rma_close(struct urom_worker_ctx *ctx)
 		return;
 	rma->closing = 1;
 	aeps_close(rma);
+	am_close(rma);
 	sdp_plugin_mem_destroy(rma->mem); /* runs the transfers' callbacks */
 	deadline = now_ms() + RMA_CLOSE_MS;
 	while (rma->job != NULL && rma->job->ucx_wait && !rma->job->ucx_done && now_ms() < deadline)
@@ -751,6 +1139,7 @@ static void rma_close(struct urom_worker_ctx *ctx)
 		free(ucs_list_extract_head(&rma->queue, struct urom_worker_cmd_desc, entry));
 	while (!ucs_list_is_empty(&rma->done))
 		free(ucs_list_extract_head(&rma->done, struct urom_worker_notif_desc, entry));
+	ucp_worker_release_address(rma->worker, rma->addr);
 	ucp_worker_destroy(rma->worker);
 	ucp_cleanup(rma->context);
 	free(rma);
@@ -759,21 +1148,35 @@ static void rma_close(struct urom_worker_ctx *ctx)
 
 static doca_error_t rma_addr(struct urom_worker_ctx *ctx, void *addr, size_t *addr_len)
 {
-	(void)ctx;
-	/* No peer connects to this plugin (it reaches the owners' export workers): a token. */
-	if (addr == NULL || *addr_len < 8) {
-		*addr_len = 8;
+	struct rma *rma = ctx->plugin_ctx;
+
+	/* The AM peers connect to this worker; the RMA ops reach the owners' export workers. */
+	if (addr == NULL || *addr_len < rma->addr_len) {
+		*addr_len = rma->addr_len;
 		return DOCA_ERROR_INVALID_VALUE;
 	}
-	memcpy(addr, "wrk__rma", 8);
-	*addr_len = 8;
+	memcpy(addr, rma->addr, rma->addr_len);
+	*addr_len = rma->addr_len;
 	return DOCA_SUCCESS;
 }
 
 static doca_error_t rma_worker_cmd(struct urom_worker_ctx *ctx, ucs_list_link_t *cmd_list)
 {
 	struct rma *rma = ctx->plugin_ctx;
+	struct urom_worker_cmd_desc *cd, *tmp;
 
+	/* AM_RECV waits for a message, not for the commands before it: posted at once. */
+	ucs_list_for_each_safe(cd, tmp, cmd_list, entry) {
+		uint64_t type;
+
+		if (cd->worker_cmd.len < sizeof(type))
+			continue;
+		memcpy(&type, cd->worker_cmd.plugin_cmd, sizeof(type));
+		if (type != UROM_WORKER_CMD_RMA_AM_RECV)
+			continue;
+		ucs_list_del(&cd->entry);
+		am_recv_post(rma, cd);
+	}
 	ucs_list_splice_tail(&rma->queue, cmd_list);
 	ucs_list_head_init(cmd_list);
 	start_next(rma);

@@ -45,6 +45,16 @@ typedef void (*urom_rma_atomic_finished)(doca_error_t result, union doca_data co
 					 uint64_t value);
 
 /*
+ * An active message arrived for an urom_rma_am_recv() (result DOCA_SUCCESS): handler, the
+ * sending member's domain id, hdr_len header bytes and len payload bytes, valid during the
+ * call only. On failure hdr / payload are NULL; DOCA_ERROR_FULL says AMs were dropped (dropped
+ * of them) because none were received in time: the queue bound of the worker.
+ */
+typedef void (*urom_rma_am_received)(doca_error_t result, union doca_data cookie, uint64_t handler,
+				     const void *hdr, size_t hdr_len, const void *payload,
+				     size_t len, uint64_t sender, uint64_t dropped);
+
+/*
  * Remember the plugin id to address commands to. DOCA_ERROR_UNSUPPORTED_VERSION when the
  * worker half's version differs from UROM_WORKER_RMA_VERSION.
  */
@@ -81,6 +91,24 @@ doca_error_t urom_rma_flush(struct doca_urom_worker *worker, union doca_data coo
 			    urom_rma_finished cb);
 
 /*
+ * Active message to member dest's host: handler (any 32-bit id), hdr_len (0 .. 64) header
+ * bytes and len payload bytes, copied into the command. hdr_len + len is at most the message
+ * size - UROM_RMA_AM_OVERHEAD (4096 - 104 by default): more is INVALID_VALUE, returned before
+ * a task exists. cb runs when the worker handed the AM to UCX (NOT_FOUND for an unknown dest).
+ */
+doca_error_t urom_rma_am_send(struct doca_urom_worker *worker, union doca_data cookie,
+			      uint64_t dest, uint64_t handler, const void *hdr, size_t hdr_len,
+			      const void *payload, size_t len, urom_rma_finished cb);
+
+/*
+ * Take the next AM for this worker whose handler is handler (or any, UROM_RMA_AM_ANY): the
+ * receive is posted at the worker at once, not behind other commands, and completed by one
+ * AM, whether it arrived before or after.
+ */
+doca_error_t urom_rma_am_recv(struct doca_urom_worker *worker, union doca_data cookie,
+			      uint64_t handler, urom_rma_am_received cb);
+
+/*
  * Blocking helpers (tests, simple uses): submit, then progress pe (sleeping on its
  * notification handle when idle) until the callback ran or timeout_ms passed
  * (DOCA_ERROR_TIME_OUT; the command may still complete later and its callback then touches
@@ -99,6 +127,28 @@ doca_error_t urom_rma_fence_wait(struct doca_urom_worker *worker, struct doca_pe
 				 int timeout_ms);
 doca_error_t urom_rma_flush_wait(struct doca_urom_worker *worker, struct doca_pe *pe, uint64_t dest,
 				 int timeout_ms);
+
+/* AM send, blocking. */
+doca_error_t urom_rma_am_send_wait(struct doca_urom_worker *worker, struct doca_pe *pe,
+				   uint64_t dest, uint64_t handler, const void *hdr, size_t hdr_len,
+				   const void *payload, size_t len, int timeout_ms);
+
+/* What urom_rma_am_recv_wait() received; hdr and payload are copied into caller buffers. */
+struct urom_rma_am_msg {
+	uint64_t handler, sender, dropped;
+	void *hdr;	/* UROM_RMA_AM_HDR_MAX bytes of room */
+	size_t hdr_len; /* out */
+	void *payload;
+	size_t cap; /* room at payload; a longer payload is INVALID_VALUE (its bytes dropped) */
+	size_t len; /* out */
+};
+
+/*
+ * AM receive, blocking. On timeout the receive stays posted at the worker: the AM that
+ * completes it later is lost to the caller.
+ */
+doca_error_t urom_rma_am_recv_wait(struct doca_urom_worker *worker, struct doca_pe *pe,
+				   uint64_t handler, struct urom_rma_am_msg *msg, int timeout_ms);
 
 #ifdef __cplusplus
 }
