@@ -16,7 +16,7 @@
 # (worker_rma, two ranks): the rate of 64-bit fetch-adds by rank 0's worker on the peer's
 # exported word (-A 0: its own), W in flight, against ucx_perftest -t ucp_fadd -O W (message
 # rate), and the AM ping-pong one-way latency (8 B, host -> worker -> worker -> host, half the
-# round trip) against ucx_perftest -t ucp_am_lat -s 8; ratios printed, not recorded. --record appends a dated table to bench/RESULTS.md (before the
+# round trip) against ucx_perftest -t ucp_am_lat -s 8, with their ratios. --record appends a dated table to bench/RESULTS.md (before the
 # "urom_rma rows" marker). UCX_TLS is passed to both sides unchanged (unset = UCX's default).
 # SPDX-License-Identifier: BSD-3-Clause
 set -euo pipefail
@@ -205,6 +205,8 @@ if [ "$record" = 1 ]; then
 		printf '%s\n' "${rows[@]}"
 		echo
 		echo "Ping-pong through two workers' worker_sandbox (8 B, host -> worker -> worker -> host each way), one-way = half the round trip: mean $pp_ow µs, median $pp_owm µs; ucx_perftest -t tag_lat -s 8 one-way: median $tag_med µs, mean $tag_avg µs; ratio (mean) $pp_ratio."
+		echo
+		echo "worker_rma fetch-add rate (64-bit, $window in flight, dest member $atomic_dest): $fa_ours ops/s; ucx_perftest -t ucp_fadd -O $window: $fa_peer ops/s; ratio $fa_ratio. worker_rma AM ping-pong (8 B) one-way mean / median: $am_ow / $am_owm µs; ucx_perftest -t ucp_am_lat -s 8 one-way median / mean: $am_med / $am_avg µs; ratio (mean) $am_ratio."
 		echo
 	} >"$tmp/rows.md"
 	python3 - "$ROOT/bench/RESULTS.md" "$tmp/rows.md" <<'PY'
