@@ -9,7 +9,8 @@
  * side, UROM_RMA_CHUNKS_INFLIGHT chunks in flight; the command completes after a flush of the
  * side written. Atomics are not part of sdp_plugin_mem: after the same import and range check
  * this file unpacks the segment's remote key on its own endpoint to the owner and issues
- * ucp_atomic_op_nbx(), then flushes that endpoint.
+ * ucp_atomic_op_nbx(), then flushes that endpoint (posted ops only: a fetching op's reply comes
+ * from the target, so it is done there already).
  *
  * Commands run one at a time in arrival order (a FIFO): a command starts when the one before
  * has completed (remotely: flushed). Every command is answered once.
@@ -117,6 +118,7 @@ struct job {
 	struct slot slots[UROM_RMA_CHUNKS_INFLIGHT];
 	uint8_t *bounce;
 	int active, flushing;
+	int fetching; /* atomic with a reply: its reply means it was done at the target */
 	/* raw UCX request (atomic, its flush, FLUSH) */
 	struct akey *key;
 	int ucx_wait, ucx_done, stage;
@@ -563,6 +565,7 @@ static doca_error_t atomic_start(struct job *j)
 		p.op_attr_mask |= UCP_OP_ATTR_FIELD_REPLY_BUFFER;
 		p.reply_buffer = &j->reply;
 	}
+	j->fetching = fetch;
 	j->stage = 0;
 	return ucx_issued(j,
 			  ucp_atomic_op_nbx(j->key->ep->ep, ucp_ops[a->op], &j->operand, 1,
@@ -634,8 +637,11 @@ static void ucx_step(struct job *j)
 		job_finish(j); /* AM sent: UCX is done with its bytes */
 		return;
 	}
-	if (j->stage == 0 && !j->rma->closing) {
-		/* the atomic: make it visible at the target before answering */
+	if (j->stage == 0 && !j->rma->closing && !j->fetching) {
+		/*
+		 * A posted atomic: make it visible at the target before answering (a fetching
+		 * one is: its reply came back from there).
+		 */
 		ucx_param(j, &p);
 		j->stage = 1;
 		j->status = ucx_issued(j, ucp_ep_flush_nbx(j->key->ep->ep, &p), "ucp_ep_flush_nbx");
