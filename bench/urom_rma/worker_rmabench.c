@@ -18,6 +18,7 @@
 
 #include "rmabench.h"
 #include "sdp_plugin_mem.h"
+#include "sdp_plugin_util.h"
 #include "softdpu/urom_plugin.h"
 
 DOCA_LOG_REGISTER(UROM::WORKER::RMABENCH);
@@ -279,22 +280,7 @@ static doca_error_t rb_progress(struct urom_worker_ctx *ctx, ucs_list_link_t *no
 	for (round = 0; round < RB_PROGRESS_ROUNDS; round++)
 		if (sdp_plugin_mem_progress(rb->mem) == 0)
 			break;
-	if (ucs_list_is_empty(&rb->done))
-		return DOCA_ERROR_EMPTY;
-	ucs_list_splice_tail(notif_list, &rb->done);
-	ucs_list_head_init(&rb->done);
-	return DOCA_SUCCESS;
-}
-
-static doca_error_t rb_notif_pack(struct urom_worker_notify *notif, size_t *len, void *packed)
-{
-	size_t need = offsetof(struct urom_worker_notify, plugin_notif) + notif->len;
-
-	if (*len < need)
-		return DOCA_ERROR_TOO_BIG;
-	memcpy(packed, notif, need);
-	*len = need;
-	return DOCA_SUCCESS;
+	return sdp_plugin_take_done(&rb->done, notif_list);
 }
 
 __attribute__((visibility("default"))) doca_error_t
@@ -302,22 +288,17 @@ softdpu_plugin_wakeup_fd(struct urom_worker_ctx *ctx, int *fd)
 {
 	struct rb *rb = ctx->plugin_ctx;
 
-	return ucp_worker_get_efd(rb->worker, fd) == UCS_OK ? DOCA_SUCCESS : DOCA_ERROR_DRIVER;
+	return sdp_plugin_ucp_wakeup_fd(rb->worker, fd);
 }
 
 __attribute__((visibility("default"))) doca_error_t softdpu_plugin_arm(struct urom_worker_ctx *ctx)
 {
 	struct rb *rb = ctx->plugin_ctx;
-	ucs_status_t st;
 
 	/* A run in flight is not idle: keep the loop polling until it ends. */
 	if (rb->run != NULL)
 		return DOCA_ERROR_AGAIN;
-	st = ucp_worker_arm(rb->worker);
-
-	return st == UCS_OK	  ? DOCA_SUCCESS :
-	       st == UCS_ERR_BUSY ? DOCA_ERROR_AGAIN :
-				    DOCA_ERROR_DRIVER;
+	return sdp_plugin_ucp_arm(rb->worker);
 }
 
 __attribute__((visibility("default"))) doca_error_t
@@ -329,7 +310,7 @@ urom_plugin_get_iface(struct urom_plugin_iface *iface)
 		.addr = rb_addr,
 		.worker_cmd = rb_worker_cmd,
 		.progress = rb_progress,
-		.notif_pack = rb_notif_pack,
+		.notif_pack = sdp_plugin_notif_copy,
 	};
 
 	if (iface == NULL)

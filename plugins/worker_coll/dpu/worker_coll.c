@@ -33,6 +33,7 @@
 #include <doca_urom_plugin.h>
 
 #include "sdp_plugin_mem.h"
+#include "sdp_plugin_util.h"
 #include "sdp_urom_memh.h"
 #include "softdpu/urom_plugin.h"
 #include "worker_coll.h"
@@ -642,22 +643,7 @@ static doca_error_t coll_progress(struct urom_worker_ctx *ctx, ucs_list_link_t *
 	if (co->job != NULL)
 		job_poll(co, co->job);
 	start_next(co);
-	if (ucs_list_is_empty(&co->done))
-		return DOCA_ERROR_EMPTY;
-	ucs_list_splice_tail(notif_list, &co->done);
-	ucs_list_head_init(&co->done);
-	return DOCA_SUCCESS;
-}
-
-static doca_error_t coll_notif_pack(struct urom_worker_notify *notif, size_t *len, void *packed)
-{
-	size_t need = offsetof(struct urom_worker_notify, plugin_notif) + notif->len;
-
-	if (*len < need)
-		return DOCA_ERROR_TOO_BIG;
-	memcpy(packed, notif, need);
-	*len = need;
-	return DOCA_SUCCESS;
+	return sdp_plugin_take_done(&co->done, notif_list);
 }
 
 __attribute__((visibility("default"))) doca_error_t
@@ -665,22 +651,18 @@ softdpu_plugin_wakeup_fd(struct urom_worker_ctx *ctx, int *fd)
 {
 	struct coll *co = ctx->plugin_ctx;
 
-	return ucp_worker_get_efd(co->worker, fd) == UCS_OK ? DOCA_SUCCESS : DOCA_ERROR_DRIVER;
+	return sdp_plugin_ucp_wakeup_fd(co->worker, fd);
 }
 
 __attribute__((visibility("default"))) doca_error_t softdpu_plugin_arm(struct urom_worker_ctx *ctx)
 {
 	struct coll *co = ctx->plugin_ctx;
-	ucs_status_t st;
 
 	/* A collective waiting for the others polls their marks: not idle. */
 	if (co->job != NULL || !ucs_list_is_empty(&co->queue) || !ucs_list_is_empty(&co->done) ||
 	    sdp_plugin_mem_inflight(co->mem) != 0)
 		return DOCA_ERROR_AGAIN;
-	st = ucp_worker_arm(co->worker);
-	return st == UCS_OK	  ? DOCA_SUCCESS :
-	       st == UCS_ERR_BUSY ? DOCA_ERROR_AGAIN :
-				    DOCA_ERROR_DRIVER;
+	return sdp_plugin_ucp_arm(co->worker);
 }
 
 __attribute__((visibility("default"))) doca_error_t
@@ -692,7 +674,7 @@ urom_plugin_get_iface(struct urom_plugin_iface *iface)
 		.addr = coll_addr,
 		.worker_cmd = coll_worker_cmd,
 		.progress = coll_progress,
-		.notif_pack = coll_notif_pack,
+		.notif_pack = sdp_plugin_notif_copy,
 	};
 
 	if (iface == NULL)

@@ -35,6 +35,7 @@
 #include <doca_urom_plugin.h>
 
 #include "sdp_plugin_mem.h"
+#include "sdp_plugin_util.h"
 #include "sdp_urom_memh.h"
 #include "softdpu/urom_plugin.h"
 #include "worker_rma.h"
@@ -1201,22 +1202,7 @@ static doca_error_t rma_progress(struct urom_worker_ctx *ctx, ucs_list_link_t *n
 		if (did == 0)
 			break;
 	}
-	if (ucs_list_is_empty(&rma->done))
-		return DOCA_ERROR_EMPTY;
-	ucs_list_splice_tail(notif_list, &rma->done);
-	ucs_list_head_init(&rma->done);
-	return DOCA_SUCCESS;
-}
-
-static doca_error_t rma_notif_pack(struct urom_worker_notify *notif, size_t *len, void *packed)
-{
-	size_t need = offsetof(struct urom_worker_notify, plugin_notif) + notif->len;
-
-	if (*len < need)
-		return DOCA_ERROR_TOO_BIG;
-	memcpy(packed, notif, need);
-	*len = need;
-	return DOCA_SUCCESS;
+	return sdp_plugin_take_done(&rma->done, notif_list);
 }
 
 __attribute__((visibility("default"))) doca_error_t
@@ -1224,23 +1210,18 @@ softdpu_plugin_wakeup_fd(struct urom_worker_ctx *ctx, int *fd)
 {
 	struct rma *rma = ctx->plugin_ctx;
 
-	return ucp_worker_get_efd(rma->worker, fd) == UCS_OK ? DOCA_SUCCESS : DOCA_ERROR_DRIVER;
+	return sdp_plugin_ucp_wakeup_fd(rma->worker, fd);
 }
 
 __attribute__((visibility("default"))) doca_error_t softdpu_plugin_arm(struct urom_worker_ctx *ctx)
 {
 	struct rma *rma = ctx->plugin_ctx;
-	ucs_status_t st;
 
 	/* Work queued or in flight is not idle: keep the loop polling until it ends. */
 	if (rma->job != NULL || !ucs_list_is_empty(&rma->queue) || !ucs_list_is_empty(&rma->done) ||
 	    sdp_plugin_mem_inflight(rma->mem) != 0)
 		return DOCA_ERROR_AGAIN;
-	st = ucp_worker_arm(rma->worker);
-
-	return st == UCS_OK	  ? DOCA_SUCCESS :
-	       st == UCS_ERR_BUSY ? DOCA_ERROR_AGAIN :
-				    DOCA_ERROR_DRIVER;
+	return sdp_plugin_ucp_arm(rma->worker);
 }
 
 __attribute__((visibility("default"))) doca_error_t
@@ -1252,7 +1233,7 @@ urom_plugin_get_iface(struct urom_plugin_iface *iface)
 		.addr = rma_addr,
 		.worker_cmd = rma_worker_cmd,
 		.progress = rma_progress,
-		.notif_pack = rma_notif_pack,
+		.notif_pack = sdp_plugin_notif_copy,
 	};
 
 	if (iface == NULL)
