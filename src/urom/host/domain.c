@@ -471,8 +471,8 @@ static doca_error_t domain_push(struct doca_urom_domain *d)
 {
 	uint32_t n = d->oob.n_oob_indexes, i, count;
 	struct sdp_urom_dom_member *m = calloc(1, sizeof(*m));
+	struct sdp_urom_bytes *recs = NULL; /* every member record, in OOB order */
 	uint64_t *ids = NULL;
-	struct sdp_urom_bytes rec;
 	struct sdp_urom_msg msg;
 	doca_error_t status = DOCA_SUCCESS;
 	const uint8_t *raw;
@@ -499,16 +499,17 @@ static doca_error_t domain_push(struct doca_urom_domain *d)
 	}
 	if (status == DOCA_SUCCESS) {
 		ids = malloc(total * sizeof(*ids));
-		if (ids == NULL)
+		recs = malloc(total * sizeof(*recs));
+		if (ids == NULL || recs == NULL)
 			status = DOCA_ERROR_NO_MEMORY;
 	}
-	/* Pass 2: every member record well formed, ids unique. */
+	/* Pass 2: every member record well formed, ids unique; keep the records' views. */
 	for (i = 0, k = 0; i < n && status == DOCA_SUCCESS; i++) {
 		(void)sdp_urom_dom_host_unpack_why(d->all + (size_t)i * d->max_len, d->max_len,
 						   &count, &raw, &raw_len, NULL, 0);
-		for (pos = 0;
-		     status == DOCA_SUCCESS && sdp_urom_dom_host_next(raw, raw_len, &pos, &rec);) {
-			status = sdp_urom_dom_member_unpack_why(rec.data, rec.len, m, why,
+		for (pos = 0; status == DOCA_SUCCESS && k < total &&
+			      sdp_urom_dom_host_next(raw, raw_len, &pos, &recs[k]);) {
+			status = sdp_urom_dom_member_unpack_why(recs[k].data, recs[k].len, m, why,
 								sizeof(why));
 			if (status != DOCA_SUCCESS) {
 				sdp_error("domain %p: OOB member %u sent a bad member record: %s",
@@ -526,24 +527,20 @@ static doca_error_t domain_push(struct doca_urom_domain *d)
 	}
 	free(ids);
 	free(m);
-	if (status != DOCA_SUCCESS)
+	if (status != DOCA_SUCCESS) {
+		free(recs);
 		return status;
+	}
 	d->num_members = total;
-	/* Push to each local worker. */
+	/* Push to each local worker (the views point into d->all, alive until cleanup). */
 	for (w = 0; w < d->num_workers && status == DOCA_SUCCESS; w++) {
-		for (i = 0; i < n && status == DOCA_SUCCESS; i++) {
-			(void)sdp_urom_dom_host_unpack_why(d->all + (size_t)i * d->max_len,
-							   d->max_len, &count, &raw, &raw_len, NULL,
-							   0);
-			for (pos = 0; status == DOCA_SUCCESS &&
-				      sdp_urom_dom_host_next(raw, raw_len, &pos, &rec);) {
-				memset(&msg.hdr, 0, sizeof(msg.hdr));
-				msg.hdr.type = SDP_UROM_MSG_W_DOMAIN_MEMBER;
-				msg.u.w_domain_member.dest_id = d->workers[w]->dest_id;
-				msg.u.w_domain_member.domain_key = d->key;
-				msg.u.w_domain_member.record = rec;
-				status = domain_send(d, w, &msg, 0);
-			}
+		for (k = 0; k < total && status == DOCA_SUCCESS; k++) {
+			memset(&msg.hdr, 0, sizeof(msg.hdr));
+			msg.hdr.type = SDP_UROM_MSG_W_DOMAIN_MEMBER;
+			msg.u.w_domain_member.dest_id = d->workers[w]->dest_id;
+			msg.u.w_domain_member.domain_key = d->key;
+			msg.u.w_domain_member.record = recs[k];
+			status = domain_send(d, w, &msg, 0);
 		}
 		if (status != DOCA_SUCCESS)
 			break;
@@ -554,6 +551,7 @@ static doca_error_t domain_push(struct doca_urom_domain *d)
 		msg.u.w_domain_commit.num_members = (uint32_t)total;
 		status = domain_send(d, w, &msg, SDP_UROM_MSG_W_DOMAIN_REPLY);
 	}
+	free(recs);
 	return status;
 }
 
