@@ -9,16 +9,16 @@
  */
 #include "urom_rma.h"
 
-#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <doca_buf.h>
 #include <doca_error.h>
 #include <doca_log.h>
 #include <doca_pe.h>
 #include <doca_urom.h>
+
+#include "sdp_plugin_host.h"
 
 DOCA_LOG_REGISTER(UROM::RMA::HOST);
 
@@ -354,35 +354,6 @@ static void wait_atomic_done(doca_error_t result, union doca_data cookie, uint64
 	wait_done(result, cookie);
 }
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* One step of the PE: progress, or sleep on its notification handle up to 2 ms. */
-static void pe_step(struct doca_pe *pe)
-{
-	doca_notification_handle_t h;
-
-	if (doca_pe_progress(pe))
-		return;
-	if (doca_pe_get_notification_handle(pe, &h) == DOCA_SUCCESS &&
-	    doca_pe_request_notification(pe) == DOCA_SUCCESS) {
-		struct pollfd p = {.fd = (int)h, .events = POLLIN};
-
-		if (poll(&p, 1, 2) > 0)
-			(void)doca_pe_clear_notification(pe, h);
-	} else {
-		struct timespec ts = {0, 1000000};
-
-		nanosleep(&ts, NULL);
-	}
-	(void)doca_pe_progress(pe);
-}
-
 /* A submission as a closure over the waiter (the cookie). */
 struct sub {
 	uint64_t type;
@@ -449,7 +420,7 @@ static doca_error_t sub_wait(struct doca_urom_worker *worker, struct doca_pe *pe
 			     const struct sub *s, uint64_t *value, struct urom_rma_am_msg *msg,
 			     int timeout_ms)
 {
-	int64_t deadline = now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
+	int64_t deadline = sdp_plugin_now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
 	struct waiter *w;
 	union doca_data cookie;
 	doca_error_t st;
@@ -463,14 +434,15 @@ static doca_error_t sub_wait(struct doca_urom_worker *worker, struct doca_pe *pe
 		return DOCA_ERROR_NO_MEMORY;
 	w->msg = msg;
 	cookie.ptr = w;
-	while ((st = sub_issue(worker, s, cookie)) == DOCA_ERROR_AGAIN && now_ms() < deadline)
-		pe_step(pe);
+	while ((st = sub_issue(worker, s, cookie)) == DOCA_ERROR_AGAIN &&
+	       sdp_plugin_now_ms() < deadline)
+		sdp_plugin_pe_step(pe);
 	if (st != DOCA_SUCCESS) {
 		free(w);
 		return st;
 	}
-	while (!w->done && now_ms() < deadline)
-		pe_step(pe);
+	while (!w->done && sdp_plugin_now_ms() < deadline)
+		sdp_plugin_pe_step(pe);
 	if (!w->done) {
 		w->abandoned = 1;
 		DOCA_LOG_ERR("RMA command type %lu: no completion within %d ms",
