@@ -1,12 +1,17 @@
 /*
  * worker_coll plugin: the messages its host half (host/urom_coll.c) and its worker half
  * (dpu/worker_coll.c) exchange inside struct urom_worker_cmd / struct urom_worker_notify.
- * The worker runs collectives over a team (the whole domain, members 0 .. size-1 by domain
- * id) and moves the data itself with RMA between the members' exported host buffers.
- * docs/plugins.md ("worker_coll") has the semantics, the memory layout and the algorithm.
  *
- * A command is exactly one struct urom_worker_coll_cmd (cmd.len must equal its size); it is
- * answered by exactly one struct urom_worker_notify_coll whose status is the outcome.
+ * The worker runs non-blocking collectives over teams (subsets of the domain, named by a tag
+ * the members agree on) and moves the data itself: GETs from the members' exported host
+ * buffers into its own memory, reductions there, PUTs into the members' exported receive
+ * buffers. The workers of a team meet through small active messages between their plugin
+ * UCP workers (common/worker_coll_wire.h); the hosts' CPUs take no part. docs/plugins.md
+ * ("worker_coll") has the semantics and the algorithms.
+ *
+ * A command is one struct urom_worker_coll_cmd followed by cmd.ntrail uint64_t values (the
+ * member list of TEAM_CREATE, the four arrays of ALLTOALLV); cmd.len must be exactly that.
+ * It is answered by exactly one struct urom_worker_notify_coll whose status is the outcome.
  * Both halves must be built from the same copy of this file (LP64); the host half refuses a
  * worker half whose urom_plugin_get_version() differs from UROM_WORKER_COLL_VERSION.
  * SPDX-License-Identifier: BSD-3-Clause
@@ -16,48 +21,43 @@
 
 #include <stdint.h>
 
-#define UROM_WORKER_COLL_VERSION 0x01
+#define UROM_WORKER_COLL_VERSION 0x02
 
-/* Most members in a team. */
+/* Most members in a team, most teams on one worker. */
 #define UROM_COLL_MAX_MEMBERS 64
-
-/*
- * Control area: the first UROM_COLL_CTRL_LEN bytes of every member's first exported domain
- * segment (segment 0) belong to the plugin: one struct urom_coll_slot per member. The host
- * zeroes it before the domain starts and never touches it afterwards; send and receive
- * buffers must lie after it.
- */
-#define UROM_COLL_CTRL_LEN (UROM_COLL_MAX_MEMBERS * 16u)
+#define UROM_COLL_MAX_TEAMS 64
 
 /* Largest send or receive buffer of one collective (bytes). */
 #define UROM_COLL_MAX_LEN (256ull << 20)
 
-/* Bound on each wait for the other members (ms); past it the command is TIME_OUT. */
+/* Default bound on each wait for the other members (ms); past it the collective is TIME_OUT. */
 #define UROM_COLL_WAIT_MS 30000
 
-/* What member j wrote into slot j of every member's control area. */
-struct urom_coll_slot {
-	uint64_t
-		sig; /* signature of member j's current collective (type, dtype, op, count, root) */
-	uint64_t phase; /* 2 * seq - 1: arrived at collective seq; 2 * seq: done reading */
-};
-
 enum urom_worker_coll_cmd_type {
-	UROM_WORKER_CMD_COLL_BARRIER = 0,
-	UROM_WORKER_CMD_COLL_ALLREDUCE = 1,
-	UROM_WORKER_CMD_COLL_ALLTOALL = 2,
-	UROM_WORKER_CMD_COLL_ALLGATHER = 3,
-	UROM_WORKER_CMD_COLL_BCAST = 4,
-	UROM_WORKER_CMD_COLL_MAX = UROM_WORKER_CMD_COLL_BCAST,
+	UROM_WORKER_CMD_COLL_TEAM_CREATE = 0,
+	UROM_WORKER_CMD_COLL_TEAM_DESTROY = 1,
+	UROM_WORKER_CMD_COLL_BARRIER = 2,
+	UROM_WORKER_CMD_COLL_BCAST = 3,
+	UROM_WORKER_CMD_COLL_REDUCE = 4,
+	UROM_WORKER_CMD_COLL_ALLREDUCE = 5,
+	UROM_WORKER_CMD_COLL_ALLGATHER = 6,
+	UROM_WORKER_CMD_COLL_ALLTOALL = 7,
+	UROM_WORKER_CMD_COLL_ALLTOALLV = 8,
+	UROM_WORKER_CMD_COLL_REDUCE_SCATTER = 9,
+	UROM_WORKER_CMD_COLL_MAX = UROM_WORKER_CMD_COLL_REDUCE_SCATTER,
 };
 
 enum urom_coll_dtype {
-	UROM_COLL_INT32 = 0,
-	UROM_COLL_INT64 = 1,
-	UROM_COLL_UINT32 = 2,
-	UROM_COLL_UINT64 = 3,
-	UROM_COLL_FLOAT = 4,
-	UROM_COLL_DOUBLE = 5,
+	UROM_COLL_INT8 = 0,
+	UROM_COLL_INT16 = 1,
+	UROM_COLL_INT32 = 2,
+	UROM_COLL_INT64 = 3,
+	UROM_COLL_UINT8 = 4,
+	UROM_COLL_UINT16 = 5,
+	UROM_COLL_UINT32 = 6,
+	UROM_COLL_UINT64 = 7,
+	UROM_COLL_FLOAT = 8,
+	UROM_COLL_DOUBLE = 9,
 	UROM_COLL_DTYPE_MAX = UROM_COLL_DOUBLE,
 };
 
@@ -72,30 +72,49 @@ enum urom_coll_op {
 	UROM_COLL_OP_MAX = UROM_COLL_BXOR,
 };
 
+/* cmd.flags */
+#define UROM_COLL_FLAG_IN_PLACE 0x1ull /* the input is in rbuf (see the layouts below) */
+
 /*
- * One collective. sbuf_va / rbuf_va are host addresses inside the commanding member's
- * segment 0; every member must pass them at the same offsets from its segment 0's start
- * (symmetric layout): the worker finds peer buffers at peer base + the same offset.
- *   BARRIER:   no buffers (count 0).
- *   ALLREDUCE: count elements of dtype in sbuf, reduced by op in member order into rbuf.
- *   ALLTOALL:  count elements per member: block j of sbuf goes to member j, block j of rbuf
- *              comes from member j (size * count elements each buffer).
- *   ALLGATHER: count elements in sbuf; block j of rbuf (size * count) is member j's sbuf.
- *   BCAST:     count elements of root's sbuf into every member's rbuf (root's too).
- * sbuf and rbuf may be the same (in place) or overlap: rbuf is written only after every
- * member has finished reading.
+ * One command. Buffers are host addresses inside segments this member exported to the
+ * domain (any segment, any offset: members need not use the same layout). Counts are in
+ * elements of dtype; rank / root / indices are positions in the team (0 .. size-1).
+ *   TEAM_CREATE:  team = the new team's tag (nonzero, unique on this worker); ntrail = size;
+ *                 the trailer lists the members' domain ids in team order, this member's
+ *                 (my_id) among them.
+ *   TEAM_DESTROY: team = the tag (IN_USE while a collective of it runs).
+ *   BARRIER:      no buffers.
+ *   BCAST:        count elements of root's sbuf into every member's rbuf (the root's rbuf too
+ *                 unless it is its sbuf; sbuf is unused off the root).
+ *   REDUCE:       count elements reduced by op in team order into root's rbuf (rbuf is unused
+ *                 off the root). IN_PLACE at the root: its input is in rbuf.
+ *   ALLREDUCE:    as REDUCE, into every member's rbuf. IN_PLACE: the input is in rbuf.
+ *   ALLGATHER:    count elements in sbuf; block j of rbuf (size * count) is member j's sbuf.
+ *                 IN_PLACE: this member's block is already at block rank of rbuf.
+ *   ALLTOALL:     count elements per member: block j of sbuf goes to member j, block j of
+ *                 rbuf comes from member j. IN_PLACE: the send blocks are in rbuf.
+ *   ALLTOALLV:    ntrail = 4 * size: scounts[size], sdispls[size], rcounts[size],
+ *                 rdispls[size] (elements); count unused. IN_PLACE: the send blocks are in
+ *                 rbuf at sdispls.
+ *   REDUCE_SCATTER: sbuf holds size * count elements; block j, reduced over the members, goes
+ *                 to member j's rbuf (count elements). IN_PLACE: the input is in rbuf, the
+ *                 result lands at its start.
+ * Without IN_PLACE, sbuf and rbuf must not overlap. Reductions run in team order
+ * (0, 1, ..., size-1), so floating-point results are the same on every member.
  */
 struct urom_worker_coll_cmd {
 	uint64_t type;	  /* enum urom_worker_coll_cmd_type */
 	uint64_t context; /* echoed in the notification */
-	uint64_t rank;	  /* the commanding member's domain id */
-	uint64_t size;	  /* team size: members 0 .. size-1 */
+	uint64_t team;	  /* the team's tag */
+	uint64_t my_id;	  /* TEAM_CREATE: the commanding member's domain id */
 	uint64_t sbuf_va;
 	uint64_t rbuf_va;
 	uint64_t count;
 	uint64_t dtype; /* enum urom_coll_dtype */
-	uint64_t op;	/* enum urom_coll_op (ALLREDUCE) */
-	uint64_t root;	/* BCAST */
+	uint64_t op;	/* enum urom_coll_op */
+	uint64_t root;
+	uint64_t flags;	 /* UROM_COLL_FLAG_* */
+	uint64_t ntrail; /* uint64_t values after the struct */
 };
 
 struct urom_worker_notify_coll {
