@@ -36,6 +36,7 @@
 #include <doca_urom_plugin.h>
 
 #include "sdp_plugin_mem.h"
+#include "sdp_plugin_peer.h"
 #include "sdp_plugin_util.h"
 #include "softdpu/urom_plugin.h"
 #include "worker_coll.h"
@@ -63,12 +64,6 @@ enum stage {
 	ST_XFER,       /* transfers, then flushes */
 	ST_DONE,       /* waiting for the members' DONE */
 	ST_LATE,       /* late puts, then the own flush */
-};
-
-struct peer { /* an AM endpoint to a member's plugin worker */
-	ucs_list_link_t link;
-	uint64_t id, uid;
-	ucp_ep_h ep;
 };
 
 struct team {
@@ -125,7 +120,8 @@ struct coll {
 	size_t addr_len;
 	struct sdp_plugin_mem *mem;
 	struct urom_worker_ctx *ctx;
-	ucs_list_link_t teams, jobs, zombies, early, peers, done;
+	ucs_list_link_t teams, jobs, zombies, early, done;
+	struct sdp_plugin_peers peers;
 	uint32_t nteams, nearly;
 	uint64_t am_inflight;
 	int closing, drop_logged;
@@ -344,53 +340,6 @@ static ucs_status_t am_recv_cb(void *arg, const void *header, size_t header_leng
 	return UCS_OK;
 }
 
-/* The AM endpoint to domain member id (cached by id and UCP worker uid). */
-static doca_error_t peer_ep(struct coll *co, uint64_t id, ucp_ep_h *ep_p)
-{
-	ucp_worker_address_attr_t attr = {.field_mask = UCP_WORKER_ADDRESS_ATTR_FIELD_UID};
-	ucp_ep_params_t params = {0};
-	struct peer *p;
-	void *addr = NULL;
-	ucs_status_t us;
-
-	if (doca_urom_worker_domain_addr_lookup(co->ctx, id, &addr) != DOCA_SUCCESS ||
-	    addr == NULL) {
-		DOCA_LOG_ERR("member %llu: not in the domain", (unsigned long long)id);
-		return DOCA_ERROR_NOT_FOUND;
-	}
-	us = ucp_worker_address_query(addr, &attr);
-	if (us != UCS_OK) {
-		DOCA_LOG_ERR("address of member %llu unreadable: %s", (unsigned long long)id,
-			     ucs_status_string(us));
-		return DOCA_ERROR_DRIVER;
-	}
-	ucs_list_for_each(p, &co->peers, link) {
-		if (p->id == id && p->uid == attr.worker_uid) {
-			*ep_p = p->ep;
-			return DOCA_SUCCESS;
-		}
-	}
-	p = calloc(1, sizeof(*p));
-	if (p == NULL)
-		return DOCA_ERROR_NO_MEMORY;
-	params.field_mask =
-		UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
-	params.address = addr;
-	params.err_mode = UCP_ERR_HANDLING_MODE_NONE;
-	us = ucp_ep_create(co->worker, &params, &p->ep);
-	if (us != UCS_OK) {
-		DOCA_LOG_ERR("ucp_ep_create to member %llu: %s", (unsigned long long)id,
-			     ucs_status_string(us));
-		free(p);
-		return DOCA_ERROR_DRIVER;
-	}
-	p->id = id;
-	p->uid = attr.worker_uid;
-	ucs_list_add_head(&co->peers, &p->link);
-	*ep_p = p->ep;
-	return DOCA_SUCCESS;
-}
-
 static void am_sent(void *request, ucs_status_t status, void *user_data)
 {
 	struct coll *co = ((void **)user_data)[0];
@@ -413,7 +362,7 @@ static doca_error_t send_msg(struct job *j, uint32_t i, uint16_t kind, uint16_t 
 	ucp_ep_h ep;
 	void **buf;
 
-	st = peer_ep(co, j->t->ids[i], &ep);
+	st = sdp_plugin_peer_ep(&co->peers, co->ctx, j->t->ids[i], &ep);
 	if (st != DOCA_SUCCESS)
 		return st;
 	buf = malloc(sizeof(void *) * 2 + sizeof(*w));
@@ -1353,7 +1302,6 @@ static doca_error_t coll_open(struct urom_worker_ctx *ctx)
 	ucs_list_head_init(&co->jobs);
 	ucs_list_head_init(&co->zombies);
 	ucs_list_head_init(&co->early);
-	ucs_list_head_init(&co->peers);
 	ucs_list_head_init(&co->done);
 	params.field_mask = UCP_PARAM_FIELD_FEATURES;
 	params.features = UCP_FEATURE_AM;
@@ -1364,6 +1312,7 @@ static doca_error_t coll_open(struct urom_worker_ctx *ctx)
 	wp.thread_mode = UCS_THREAD_MODE_SINGLE;
 	if (ucp_worker_create(co->context, &wp, &co->worker) != UCS_OK)
 		goto fail;
+	sdp_plugin_peers_init(&co->peers, co->worker);
 	if (sdp_plugin_mem_create(co->worker, &co->mem) != DOCA_SUCCESS)
 		goto fail;
 	if (ucp_worker_get_address(co->worker, &co->addr, &co->addr_len) != UCS_OK)
@@ -1393,27 +1342,6 @@ fail:
 	return DOCA_ERROR_DRIVER;
 }
 
-/* Close the AM endpoints (forced), progressing within a bound; pending sends are freed. */
-static void peers_close(struct coll *co)
-{
-	ucp_request_param_t p = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
-				 .flags = UCP_EP_CLOSE_FLAG_FORCE};
-
-	while (!ucs_list_is_empty(&co->peers)) {
-		struct peer *e = ucs_list_extract_head(&co->peers, struct peer, link);
-		int64_t deadline = now_us() + (int64_t)COLL_CLOSE_MS * 1000;
-		ucs_status_ptr_t req = ucp_ep_close_nbx(e->ep, &p);
-
-		if (UCS_PTR_IS_PTR(req)) {
-			while (ucp_request_check_status(req) == UCS_INPROGRESS &&
-			       now_us() < deadline)
-				ucp_worker_progress(co->worker);
-			ucp_request_free(req);
-		}
-		free(e);
-	}
-}
-
 static void coll_close(struct urom_worker_ctx *ctx)
 {
 	struct coll *co = ctx->plugin_ctx;
@@ -1423,7 +1351,7 @@ static void coll_close(struct urom_worker_ctx *ctx)
 	co->closing = 1;
 	/* transfers still in flight call back (NOT_CONNECTED) into their jobs: free them after */
 	sdp_plugin_mem_destroy(co->mem);
-	peers_close(co);
+	sdp_plugin_peers_close(&co->peers, COLL_CLOSE_MS);
 	coll_free_all(co);
 	ucp_worker_release_address(co->worker, co->addr);
 	ucp_worker_destroy(co->worker);

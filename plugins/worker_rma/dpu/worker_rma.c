@@ -35,6 +35,7 @@
 #include <doca_urom_plugin.h>
 
 #include "sdp_plugin_mem.h"
+#include "sdp_plugin_peer.h"
 #include "sdp_plugin_util.h"
 #include "sdp_urom_memh.h"
 #include "softdpu/urom_plugin.h"
@@ -67,14 +68,6 @@ struct arrival {
 	uint64_t handler, sender;
 	uint32_t hdr_len, len;
 	uint8_t bytes[]; /* header, then payload */
-};
-
-/* Endpoint of the AMs to one domain member. */
-struct apeer {
-	ucs_list_link_t link;
-	uint64_t dest;
-	uint64_t uid; /* of the UCP worker it leads to */
-	ucp_ep_h ep;
 };
 
 struct rma;
@@ -145,7 +138,7 @@ struct rma {
 	ucp_address_t *addr;
 	size_t addr_len;
 	size_t am_max; /* hdr_len + len bound: message size - UROM_RMA_AM_OVERHEAD */
-	ucs_list_link_t apeers;
+	struct sdp_plugin_peers apeers;
 	ucs_list_link_t recvs;	  /* posted AM_RECV struct urom_worker_cmd_desc */
 	ucs_list_link_t arrivals; /* struct arrival */
 	size_t nrecvs, narrivals, arrival_bytes;
@@ -837,65 +830,6 @@ static void am_recv_post(struct rma *rma, struct urom_worker_cmd_desc *cd)
 	rma->nrecvs++;
 }
 
-/*
- * The AM endpoint to member dest. The runtime is asked every time (a member that left is
- * NOT_FOUND); the cache is keyed by dest and the UCP worker's unique id, so a later domain
- * reusing the id gets a new endpoint.
- */
-static doca_error_t am_peer_get(struct rma *rma, uint64_t dest, ucp_ep_h *ep_p)
-{
-	ucp_worker_address_attr_t attr;
-	ucp_ep_params_t params;
-	struct apeer *p;
-	void *addr = NULL;
-	doca_error_t st;
-	ucs_status_t us;
-
-	st = doca_urom_worker_domain_addr_lookup(rma->ctx, dest, &addr);
-	if (st != DOCA_SUCCESS || addr == NULL) {
-		DOCA_LOG_ERR("AM to member %llu: no such domain member (%s)",
-			     (unsigned long long)dest, doca_error_get_name(st));
-		return DOCA_ERROR_NOT_FOUND;
-	}
-	memset(&attr, 0, sizeof(attr));
-	attr.field_mask = UCP_WORKER_ADDRESS_ATTR_FIELD_UID;
-	us = ucp_worker_address_query(addr, &attr);
-	if (us != UCS_OK) {
-		DOCA_LOG_ERR("address of member %llu unreadable: %s", (unsigned long long)dest,
-			     ucs_status_string(us));
-		return DOCA_ERROR_DRIVER;
-	}
-	ucs_list_for_each(p, &rma->apeers, link) {
-		if (p->dest == dest && p->uid == attr.worker_uid) {
-			*ep_p = p->ep;
-			return DOCA_SUCCESS;
-		}
-	}
-	p = calloc(1, sizeof(*p));
-	if (p == NULL) {
-		DOCA_LOG_ERR("no memory for an AM endpoint");
-		return DOCA_ERROR_NO_MEMORY;
-	}
-	memset(&params, 0, sizeof(params));
-	params.field_mask =
-		UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
-	params.address = addr;
-	params.err_mode = UCP_ERR_HANDLING_MODE_NONE;
-	us = ucp_ep_create(rma->worker, &params, &p->ep);
-	if (us != UCS_OK) {
-		DOCA_LOG_ERR("ucp_ep_create to member %llu: %s", (unsigned long long)dest,
-			     ucs_status_string(us));
-		free(p);
-		return DOCA_ERROR_DRIVER;
-	}
-	/* an endpoint of an older worker under this id stays (closed at teardown) */
-	p->dest = dest;
-	p->uid = attr.worker_uid;
-	ucs_list_add_head(&rma->apeers, &p->link);
-	*ep_p = p->ep;
-	return DOCA_SUCCESS;
-}
-
 static doca_error_t am_send_start(struct job *j)
 {
 	const struct urom_worker_rma_cmd_am_send *a = &j->c.am_send;
@@ -921,7 +855,7 @@ static doca_error_t am_send_start(struct job *j)
 			     sizeof(struct urom_worker_rma_cmd) + body);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
-	st = am_peer_get(rma, a->dest, &ep);
+	st = sdp_plugin_peer_ep(&rma->apeers, rma->ctx, a->dest, &ep);
 	if (st != DOCA_SUCCESS)
 		return st;
 	j->bounce = malloc(sizeof(w) + body);
@@ -949,22 +883,7 @@ static doca_error_t am_send_start(struct job *j)
 /* Close the AM endpoints (flushing what they still send), and drop what waits. */
 static void am_close(struct rma *rma)
 {
-	ucp_request_param_t p = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
-				 .flags = UCP_EP_CLOSE_FLAG_FORCE};
-	int64_t deadline = now_ms() + RMA_CLOSE_MS;
-
-	while (!ucs_list_is_empty(&rma->apeers)) {
-		struct apeer *e = ucs_list_extract_head(&rma->apeers, struct apeer, link);
-		ucs_status_ptr_t req = ucp_ep_close_nbx(e->ep, &p);
-
-		if (UCS_PTR_IS_PTR(req)) {
-			while (ucp_request_check_status(req) == UCS_INPROGRESS &&
-			       now_ms() < deadline)
-				ucp_worker_progress(rma->worker);
-			ucp_request_free(req);
-		}
-		free(e);
-	}
+	sdp_plugin_peers_close(&rma->apeers, RMA_CLOSE_MS);
 	while (!ucs_list_is_empty(&rma->recvs))
 		free(ucs_list_extract_head(&rma->recvs, struct urom_worker_cmd_desc, entry));
 	while (!ucs_list_is_empty(&rma->arrivals))
@@ -1074,7 +993,7 @@ static doca_error_t rma_open(struct urom_worker_ctx *ctx)
 	if (ucp_worker_set_am_recv_handler(rma->worker, &amp) != UCS_OK)
 		goto fail;
 	rma->am_max = msg_size_get() - UROM_RMA_AM_OVERHEAD;
-	ucs_list_head_init(&rma->apeers);
+	sdp_plugin_peers_init(&rma->apeers, rma->worker);
 	ucs_list_head_init(&rma->recvs);
 	ucs_list_head_init(&rma->arrivals);
 	ucs_list_head_init(&rma->queue);
