@@ -14,6 +14,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sdp_build_config.h"
+#if SDP_HAVE_JSONC
+#include <json-c/json.h>
+#endif
+
 #include "doca_dev.h"
 #include "doca_error.h"
 #include "doca_version.h"
@@ -91,6 +96,8 @@ static doca_error_t read_devinfo(const struct doca_devinfo *info, uint32_t idx,
 	return DOCA_SUCCESS;
 }
 
+#if !SDP_HAVE_JSONC
+/* gpu_only builds may lack json-c: the JSON is written by hand there. */
 /* A JSON string literal: quotes, backslashes and control characters escaped. */
 static void json_str(FILE *f, const char *s)
 {
@@ -120,6 +127,7 @@ static void json_str(FILE *f, const char *s)
 	}
 	fputc('"', f);
 }
+#endif
 
 /* GPUs GPUNetIO could use (libdoca_gpunetio's capability query; CUDA is loaded at run time). */
 static struct sdp_gpu_cap g_gpus[16];
@@ -155,6 +163,7 @@ static void print_gpus_text(void)
 		       g_gpus[i].supported ? "" : ": ", g_gpus[i].reason);
 }
 
+#if !SDP_HAVE_JSONC
 static void print_gpus_json(void)
 {
 	if (g_gpu_error != NULL) {
@@ -176,6 +185,7 @@ static void print_gpus_json(void)
 	}
 	printf("%s]", g_ngpus != 0 ? "\n  " : "");
 }
+#endif
 
 static void print_text(const struct selftest_dev *devs, uint32_t ndevs, const char *dev_error)
 {
@@ -196,7 +206,91 @@ static void print_text(const struct selftest_dev *devs, uint32_t ndevs, const ch
 		       devs[i].func_type);
 }
 
-static void print_json(const struct selftest_dev *devs, uint32_t ndevs, const char *dev_error)
+#if SDP_HAVE_JSONC
+static void jadd(struct json_object *o, const char *key, struct json_object *v, int *failed)
+{
+	if (v == NULL || json_object_object_add(o, key, v) != 0) {
+		json_object_put(v);
+		*failed = 1;
+	}
+}
+
+static void jappend(struct json_object *arr, struct json_object *v, int *failed)
+{
+	if (arr == NULL || v == NULL || json_object_array_add(arr, v) != 0) {
+		json_object_put(v);
+		*failed = 1;
+	}
+}
+
+/* One JSON document on stdout (json-c, pretty-printed); 0, or -1 when out of memory. */
+static int print_json(const struct selftest_dev *devs, uint32_t ndevs, const char *dev_error)
+{
+	struct json_object *root = json_object_new_object(), *gpus, *list;
+	int failed = root == NULL;
+
+	if (root == NULL)
+		return -1;
+	jadd(root, "softdpu_version", json_object_new_string(sdp_version()), &failed);
+	jadd(root, "doca_api_level", json_object_new_string(doca_version()), &failed);
+	jadd(root, "runtime_version", json_object_new_string(doca_version_runtime()), &failed);
+	if (g_gpu_error != NULL)
+		jadd(root, "gpus_error", json_object_new_string(g_gpu_error), &failed);
+	gpus = json_object_new_array();
+	for (int i = 0; gpus != NULL && i < g_ngpus; i++) {
+		struct json_object *g = json_object_new_object();
+		char cc[32];
+
+		snprintf(cc, sizeof(cc), "%d.%d", g_gpus[i].cc_major, g_gpus[i].cc_minor);
+		if (g != NULL) {
+			jadd(g, "pci_addr", json_object_new_string(g_gpus[i].bus_id), &failed);
+			jadd(g, "name", json_object_new_string(g_gpus[i].name), &failed);
+			jadd(g, "cc", json_object_new_string(cc), &failed);
+			jadd(g, "cc_overridden", json_object_new_boolean(g_gpus[i].cc_overridden),
+			     &failed);
+			jadd(g, "supported", json_object_new_boolean(g_gpus[i].supported), &failed);
+			jadd(g, "reason", json_object_new_string(g_gpus[i].reason), &failed);
+		}
+		jappend(gpus, g, &failed);
+	}
+	jadd(root, "gpus", gpus, &failed);
+	if (dev_error != NULL)
+		jadd(root, "devices_error", json_object_new_string(dev_error), &failed);
+	list = json_object_new_array();
+	for (uint32_t i = 0; list != NULL && i < ndevs; i++) {
+		struct json_object *d = json_object_new_object();
+
+		if (d != NULL) {
+			jadd(d, "ibdev_name", json_object_new_string(devs[i].ibdev), &failed);
+			jadd(d, "iface_name", json_object_new_string(devs[i].iface), &failed);
+			jadd(d, "pci_addr", json_object_new_string(devs[i].pci), &failed);
+			jadd(d, "pci_func_type", json_object_new_string(devs[i].func_type),
+			     &failed);
+		}
+		jappend(list, d, &failed);
+	}
+	jadd(root, "devices", list, &failed);
+	if (!failed)
+		printf("%s\n", json_object_to_json_string_ext(
+				       root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+						     JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(root);
+	return failed ? -1 : 0;
+}
+
+/* --json given with a bad command line: one document naming the error. */
+static void print_json_usage_error(const char *error)
+{
+	struct json_object *root = json_object_new_object();
+
+	if (root == NULL || json_object_object_add(root, "error", json_object_new_string(error)))
+		return;
+	printf("%s\n", json_object_to_json_string_ext(
+			       root, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(root);
+}
+#else
+static int print_json(const struct selftest_dev *devs, uint32_t ndevs, const char *dev_error)
 {
 	uint32_t i;
 
@@ -224,6 +318,24 @@ static void print_json(const struct selftest_dev *devs, uint32_t ndevs, const ch
 		printf("}");
 	}
 	printf("%s]\n}\n", ndevs != 0 ? "\n  " : "");
+	return 0;
+}
+
+static void print_json_usage_error(const char *error)
+{
+	printf("{\"error\": ");
+	json_str(stdout, error);
+	printf("}\n");
+}
+#endif
+
+/* 1 when argv holds -j or --json (to answer a bad command line in JSON too). */
+static int wants_json(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], "-j") == 0 || strcmp(argv[i], "--json") == 0)
+			return 1;
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -239,6 +351,7 @@ int main(int argc, char **argv)
 	const char *dev_error = NULL;
 	uint32_t ndevs = 0, i;
 	int json = 0, vars = 0, opt;
+	char why[512];
 	doca_error_t ret;
 
 	while ((opt = getopt_long(argc, argv, "jVh", longopts, NULL)) != -1) {
@@ -253,17 +366,25 @@ int main(int argc, char **argv)
 			usage(stdout, argv[0]);
 			return 0;
 		default:
+			if (wants_json(argc, argv))
+				print_json_usage_error("bad usage: unknown option (see --help)");
 			usage(stderr, argv[0]);
 			return 2;
 		}
 	}
 	if (optind < argc) {
 		fprintf(stderr, "%s: unexpected argument '%s'\n", argv[0], argv[optind]);
+		if (json) {
+			snprintf(why, sizeof(why), "bad usage: unexpected argument '%s'",
+				 argv[optind]);
+			print_json_usage_error(why);
+		}
 		usage(stderr, argv[0]);
 		return 2;
 	}
 	if (json && vars) {
 		fprintf(stderr, "%s: --json and --vars cannot be combined\n", argv[0]);
+		print_json_usage_error("bad usage: --json and --vars cannot be combined");
 		return 2;
 	}
 
@@ -280,7 +401,9 @@ int main(int argc, char **argv)
 
 	ret = doca_devinfo_create_list(&list, &ndevs);
 	if (ret != DOCA_SUCCESS) {
-		dev_error = doca_error_get_descr(ret);
+		snprintf(why, sizeof(why), "doca_devinfo_create_list failed: %s (%s)",
+			 doca_error_get_name(ret), doca_error_get_descr(ret));
+		dev_error = why;
 		ndevs = 0;
 		list = NULL;
 	} else if (ndevs != 0) {
@@ -292,7 +415,9 @@ int main(int argc, char **argv)
 		for (i = 0; devs != NULL && i < ndevs; i++) {
 			ret = read_devinfo(list[i], i, &devs[i]);
 			if (ret != DOCA_SUCCESS) {
-				dev_error = doca_error_get_descr(ret);
+				snprintf(why, sizeof(why), "device %u: %s (%s)", i,
+					 doca_error_get_name(ret), doca_error_get_descr(ret));
+				dev_error = why;
 				break;
 			}
 		}
@@ -301,9 +426,15 @@ int main(int argc, char **argv)
 	}
 
 	query_gpus();
-	if (json)
-		print_json(devs, ndevs, dev_error);
-	else
+	if (json) {
+		if (print_json(devs, ndevs, dev_error) != 0) {
+			fprintf(stderr, "%s: out of memory writing the JSON document\n", argv[0]);
+			free(devs);
+			if (list != NULL)
+				doca_devinfo_destroy_list(list);
+			return 1;
+		}
+	} else
 		print_text(devs, ndevs, dev_error);
 
 	free(devs);

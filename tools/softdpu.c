@@ -612,6 +612,11 @@ static int cli_print_text(const char *json)
 		printf("    %-24s id %#" PRIx64 "  version %#" PRIx64 "  %s\n", js(p, "name"),
 		       ju(p, "id"), ju(p, "version"), js(p, "path"));
 	}
+	arr = ja(root, "warnings");
+	n = arr ? json_object_array_length(arr) : 0;
+	for (size_t i = 0; i < n; i++)
+		printf("  WARNING:       %s\n",
+		       json_object_get_string(json_object_array_get_idx(arr, i)));
 	arr = ja(root, "skipped");
 	n = arr ? json_object_array_length(arr) : 0;
 	if (n > 0) {
@@ -768,6 +773,7 @@ static int cmd_status(int argc, char **argv)
 	cli_use_recorded_secret(&w);
 	if (sdp_config_get_uint(SDP_CFG_UROM_CONNECT_TIMEOUT_MS, &timeout) != DOCA_SUCCESS)
 		timeout = 5000;
+	cli_last_error[0] = '\0';
 	if (cli_query_status(&w, (int)(timeout > 600000 ? 600000 : timeout), &json) != 0) {
 		fprintf(stderr,
 			"softdpu: softdpu-uromd (pid %d) runs but did not answer the status "
@@ -779,30 +785,40 @@ static int cmd_status(int argc, char **argv)
 			cli_json_bool(o, "running", 1);
 			cli_json_int(o, "pid", pid);
 			cli_json_str(o, "pid_file", w.pid_file);
-			cli_json_str(o, "error", "the service did not answer the status query");
+			/* The real cause when the query said it (cli_err), else the symptom. */
+			cli_json_str(o, "error",
+				     cli_last_error[0] != '\0' ?
+					     cli_last_error :
+					     "the service did not answer the status query");
 			cli_json_print(o);
 		}
 		return EXIT_FAIL;
 	}
 	if (json_out) {
 		/*
-		 * The service's document (one line) as it came, with "running":true spliced in
-		 * first: not re-encoded, so ids above what json-c or a double holds stay exact.
+		 * The service's document with "running":true added first, re-encoded with json-c
+		 * (which keeps 64-bit ids exact: it reads and writes them as 64-bit integers).
 		 */
 		struct json_object *root = json_tokener_parse(json);
-		size_t len = strlen(json);
+		struct json_object *o = NULL;
 
-		while (len > 0 && (json[len - 1] == '\n' || json[len - 1] == ' '))
-			len--;
-		if (root == NULL || !json_object_is_type(root, json_type_object) ||
-		    json[0] != '{' || memchr(json, '\n', len) != NULL) {
+		if (root == NULL || !json_object_is_type(root, json_type_object)) {
 			fprintf(stderr, "softdpu: the service's status is not valid JSON\n");
 			cli_json_fail(NULL, "the service's status is not valid JSON");
 			r = -1;
 		} else {
-			fprintf(cli_json_out != NULL ? cli_json_out : stdout,
-				"{\"running\":true%s%.*s\n", len > 2 ? "," : "", (int)(len - 1),
-				json + 1);
+			o = cli_json_new(NULL);
+			cli_json_bool(o, "running", 1);
+			json_object_object_foreach(root, key, val)
+			{
+				if (o != NULL && strcmp(key, "running") != 0 &&
+				    json_object_object_add(o, key, json_object_get(val)) != 0) {
+					json_object_put(val);
+					json_object_put(o);
+					o = NULL;
+				}
+			}
+			cli_json_print(o); /* a fallback document when o could not be built */
 		}
 		if (root != NULL)
 			json_object_put(root);

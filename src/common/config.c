@@ -134,7 +134,8 @@ static const struct config_entry sdp_config_table[] = {
 		    sdp_cfg_comma_list,
 		    "extra ibdev names under which the host device softdpu0 is also listed"),
 	SDP_CFG_ROW(SDP_CFG_UROM_PLUGIN_PATH, "UROM_PLUGIN_PATH", "", sdp_cfg_semicolon_list,
-		    "directories softdpu-uromd scans for UROM worker plugins, separated by ';'"),
+		    "directories softdpu-uromd scans for UROM worker plugins, separated by ';' "
+		    "(empty: its --plugin-dir, default <libdir>/softdpu/plugins)"),
 	SDP_CFG_ROW(SDP_CFG_UROM_SERVICE_FILE, "DOCA_UROM_SERVICE_FILE", "", sdp_cfg_string,
 		    "UROM service file: lines <app_hostname> dpu <dev_hostname> <dev_pci_addr> "
 		    "<net,devs> (empty: use SOFTDPU_UROM_SERVICE_ADDR)"),
@@ -153,10 +154,11 @@ static const struct config_entry sdp_config_table[] = {
 		    "member included)"),
 	SDP_CFG_ROW(SDP_CFG_UROM_RUN_DIR, "SOFTDPU_UROM_RUN_DIR", "", sdp_cfg_string,
 		    "run directory of softdpu-uromd: pid file, port file, worker logs (empty: "
-		    "$XDG_RUNTIME_DIR/softdpu, else /tmp/softdpu-<uid>)"),
+		    "for root /run/softdpu, else $XDG_RUNTIME_DIR/softdpu, else "
+		    "/tmp/softdpu-<uid>)"),
 	SDP_CFG_ROW(SDP_CFG_UROM_WORKER_BIN, "SOFTDPU_UROM_WORKER_BIN", "", sdp_cfg_string,
-		    "path of the UROM worker program softdpu-uromd spawns (empty: "
-		    "softdpu-urom-worker next to softdpu-uromd)"),
+		    "path of the UROM worker program softdpu-uromd spawns (empty: the build "
+		    "tree's, else <libexecdir>/softdpu/softdpu-urom-worker)"),
 	SDP_CFG_ROW(SDP_CFG_GPU_CC_OVERRIDE, "SOFTDPU_GPU_CC_OVERRIDE", "", sdp_cfg_string,
 		    "compute capability <major>.<minor> doca_gpu_create sees instead of the "
 		    "GPU's own, e.g. 7.5 to test a pre-Ampere GPU (empty: the GPU's own)"),

@@ -706,6 +706,23 @@ static void scan_dir(const char *dir, int explicit)
 	free(files);
 }
 
+/* 1 when the configured provider directory lies under the configured prefix. */
+static int provider_under_prefix(void)
+{
+	size_t len = strlen(SDP_PREFIX);
+
+	return strncmp(SDP_PROVIDER_DIR, SDP_PREFIX, len) == 0 && SDP_PROVIDER_DIR[len] == '/';
+}
+
+/* 1 when a and b name the same directory (both exist). */
+static int same_dir(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+	       sa.st_ino == sb.st_ino;
+}
+
 /* Directories searched when SOFTDPU_PROVIDER_PATH is not set (docs/devices.md). */
 static void scan_default_dirs(void)
 {
@@ -776,11 +793,16 @@ static void scan_default_dirs(void)
 		return;
 	}
 
-	/* Installed: next to the library, and the configured directory when it differs. */
+	/*
+	 * Installed: next to the library, and the configured directory when it differs, unless
+	 * the library runs from another libdir (a relocated or DESTDIR-staged install) and the
+	 * configured directory is under the configured prefix: that one is another install's.
+	 */
 	snprintf(dir, sizeof(dir), "%s/softdpu/providers", lib_dir);
 	scan_dir(dir, 0);
-	if (realpath(dir, real_a) == NULL || realpath(SDP_PROVIDER_DIR, real_b) == NULL ||
-	    strcmp(real_a, real_b) != 0)
+	if ((realpath(dir, real_a) == NULL || realpath(SDP_PROVIDER_DIR, real_b) == NULL ||
+	     strcmp(real_a, real_b) != 0) &&
+	    !(provider_under_prefix() && !same_dir(lib_dir, SDP_LIBDIR)))
 		scan_dir(SDP_PROVIDER_DIR, 0);
 }
 

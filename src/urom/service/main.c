@@ -2,7 +2,9 @@
  * softdpu-uromd: the UROM offload service.
  *
  * Start-up order: options (libdoca_argp) -> run directory -> pid file lock (refuse when a live
- * daemon holds it) -> run directory lock -> plugin scan (child process, before the secret is in memory) -> secret ->
+ * daemon holds it) -> run directory lock -> worker binary, old worker logs capped (logcap.c) ->
+ * plugin scan (child process, before the secret is in memory; --plugin-path, UROM_PLUGIN_PATH
+ * or the plugin directory; none found: a WARNING, also in the status) -> secret ->
  * daemon mode (double fork,
  * setsid, log to <run dir>/uromd.log) -> pid file content -> signals (signalfd) -> UCP listener
  * -> uromd.port / uromd.listen -> "ready" to the launcher -> event loop.
@@ -17,6 +19,9 @@
  * connections, remove the pid/port/listen/secret-path files that are still the ones it wrote
  * (same device and inode), exit 0. The run directory is locked (uromd.lock) for the daemon's
  * life: one daemon per run directory, whatever its --pid-file.
+ * SIGHUP: reopen <run dir>/uromd.log (daemon mode; after a rotation renamed it).
+ * With NOTIFY_SOCKET (systemd Type=notify), READY=1 once listening and STOPPING=1 at shutdown,
+ * sent by hand (no libsystemd).
  * Exit status: 0 ok, 1 failure to start or run, 2 bad command line.
  * SPDX-License-Identifier: BSD-3-Clause
  */
@@ -36,7 +41,9 @@
 #include <sys/epoll.h>
 #include <sys/file.h>
 #include <sys/signalfd.h>
+#include <stddef.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -162,6 +169,24 @@ static doca_error_t opt_run_dir(void *param, void *config)
 	return opt_str(&((struct uromd_config *)config)->run_dir, param);
 }
 
+static doca_error_t opt_plugin_dir(void *param, void *config)
+{
+	return opt_str(&((struct uromd_config *)config)->plugin_dir, param);
+}
+
+static doca_error_t opt_max_worker_logs(void *param, void *config)
+{
+	struct uromd_config *cfg = config;
+	int v = *(int *)param;
+
+	if (v < 0 || v > UROMD_MAX_WORKER_LOGS_LIMIT) {
+		sdp_error("--max-worker-logs %d: expected 0 .. %d", v, UROMD_MAX_WORKER_LOGS_LIMIT);
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	cfg->max_worker_logs = (uint32_t)v;
+	return DOCA_SUCCESS;
+}
+
 static doca_error_t opt_register(const char *short_name, const char *long_name,
 				 const char *arguments, const char *description,
 				 enum doca_argp_type type, doca_argp_param_cb_t cb)
@@ -223,6 +248,7 @@ static doca_error_t uromd_parse_args(struct uromd *d, int argc, char **argv)
 	doca_error_t status;
 
 	d->cfg.max_msg_size = UROMD_DEFAULT_MSG_SIZE;
+	d->cfg.max_worker_logs = UROMD_DEFAULT_MAX_WORKER_LOGS;
 	status = doca_argp_init("softdpu-uromd", &d->cfg);
 	if (status != DOCA_SUCCESS)
 		return status;
@@ -241,8 +267,17 @@ static doca_error_t uromd_parse_args(struct uromd *d, int argc, char **argv)
 				   "CPUs workers may use, like 0-7,9 (default: every CPU here)",
 				   DOCA_ARGP_TYPE_STRING, opt_cpuset)) != DOCA_SUCCESS ||
 	    (status = opt_register(NULL, "plugin-path", "<dir;dir>",
-				   "Plugin directories (default UROM_PLUGIN_PATH)",
+				   "Plugin directories (default UROM_PLUGIN_PATH, else the plugin "
+				   "directory)",
 				   DOCA_ARGP_TYPE_STRING, opt_plugin_path)) != DOCA_SUCCESS ||
+	    (status = opt_register(NULL, "plugin-dir", "<dir>",
+				   "Plugin directory used without --plugin-path and "
+				   "UROM_PLUGIN_PATH (default " SDP_UROM_PLUGIN_DIR ")",
+				   DOCA_ARGP_TYPE_STRING, opt_plugin_dir)) != DOCA_SUCCESS ||
+	    (status = opt_register(NULL, "max-worker-logs", "<n>",
+				   "Logs of gone workers kept in the run directory, oldest removed "
+				   "first (default 64)",
+				   DOCA_ARGP_TYPE_INT, opt_max_worker_logs)) != DOCA_SUCCESS ||
 	    (status = opt_register("f", "foreground", NULL,
 				   "Stay in the foreground, log to stderr (default: daemon mode)",
 				   DOCA_ARGP_TYPE_BOOLEAN, opt_foreground)) != DOCA_SUCCESS ||
@@ -259,8 +294,9 @@ static doca_error_t uromd_parse_args(struct uromd *d, int argc, char **argv)
 				   "documented default path)",
 				   DOCA_ARGP_TYPE_STRING, opt_secret_file)) != DOCA_SUCCESS ||
 	    (status = opt_register(NULL, "run-dir", "<dir>",
-				   "Run directory (default SOFTDPU_UROM_RUN_DIR, "
-				   "$XDG_RUNTIME_DIR/softdpu or /tmp/softdpu-<uid>)",
+				   "Run directory (default SOFTDPU_UROM_RUN_DIR, for root "
+				   "/run/softdpu, else $XDG_RUNTIME_DIR/softdpu or "
+				   "/tmp/softdpu-<uid>)",
 				   DOCA_ARGP_TYPE_STRING, opt_run_dir)) != DOCA_SUCCESS) {
 		doca_argp_destroy();
 		return status;
@@ -294,6 +330,7 @@ static void uromd_config_fini(struct uromd_config *cfg)
 	free(cfg->listen_host);
 	free(cfg->cpuset_str);
 	free(cfg->plugin_path);
+	free(cfg->plugin_dir);
 	free(cfg->pid_file);
 	free(cfg->secret_file);
 	free(cfg->run_dir);
@@ -520,8 +557,20 @@ static int uromd_is_executable(const char *path)
 	return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
 }
 
-/* SOFTDPU_UROM_WORKER_BIN, else softdpu-urom-worker next to this program (or where the build
- * tree puts it), else on PATH. */
+/* 1 when dir lies in this build's tree (SDP_BUILD_ROOT): the service runs uninstalled. */
+static int uromd_in_build_tree(const char *dir)
+{
+	size_t len = strlen(SDP_BUILD_ROOT);
+
+	return strncmp(dir, SDP_BUILD_ROOT, len) == 0 && (dir[len] == '/' || dir[len] == '\0');
+}
+
+/*
+ * SOFTDPU_UROM_WORKER_BIN, else the build tree's worker when this is the build tree's service
+ * (src/urom/{service,worker}), else the installed one (<libexecdir>/softdpu, fixed at build
+ * time; in a relocated or DESTDIR-staged install, the one of the prefix this program runs from),
+ * else next to this program, else on PATH.
+ */
 static void uromd_find_worker(struct uromd *d)
 {
 	const char *bin = sdp_config_get_string(SDP_CFG_UROM_WORKER_BIN);
@@ -546,10 +595,18 @@ static void uromd_find_worker(struct uromd *d)
 			slash = strrchr(self, '/');
 			if (slash != NULL) {
 				*slash = '\0';
-				/* Installed: side by side. Build tree: src/urom/{service,worker}. */
+				snprintf(cand, sizeof(cand), "%s/../worker/%s", self, name);
+				if (uromd_in_build_tree(self) && uromd_is_executable(cand)) {
+					snprintf(d->worker_bin, sizeof(d->worker_bin), "%s", cand);
+					goto check;
+				}
+				sdp_uromd_install_path(SDP_UROM_WORKER_INSTALLED, cand,
+						       sizeof(cand));
+				if (cand[0] != '\0' && uromd_is_executable(cand)) {
+					snprintf(d->worker_bin, sizeof(d->worker_bin), "%s", cand);
+					goto check;
+				}
 				snprintf(cand, sizeof(cand), "%s/%s", self, name);
-				if (!uromd_is_executable(cand))
-					snprintf(cand, sizeof(cand), "%s/../worker/%s", self, name);
 				if (uromd_is_executable(cand)) {
 					snprintf(d->worker_bin, sizeof(d->worker_bin), "%s", cand);
 					goto check;
@@ -573,15 +630,60 @@ static void uromd_find_worker(struct uromd *d)
 	}
 check:
 	if (d->worker_bin[0] == '\0' || !uromd_is_executable(d->worker_bin)) {
-		sdp_warn(
-			"worker binary %s not found (SOFTDPU_UROM_WORKER_BIN, next to softdpu-uromd, "
-			"in its build tree or on PATH): spawning workers will fail",
-			d->worker_bin[0] ? d->worker_bin : name);
+		sdp_warn("worker binary %s not found (SOFTDPU_UROM_WORKER_BIN, the build tree, "
+			 "%s, next to softdpu-uromd or on PATH): spawning workers will fail",
+			 d->worker_bin[0] ? d->worker_bin : name, SDP_UROM_WORKER_INSTALLED);
 		if (d->worker_bin[0] == '\0')
 			snprintf(d->worker_bin, sizeof(d->worker_bin), "%s", name);
 	} else {
 		sdp_debug("worker binary %s", d->worker_bin);
 	}
+}
+
+/*
+ * The plugin directories to scan: --plugin-path, else UROM_PLUGIN_PATH, else the plugin
+ * directory (--plugin-dir, default <libdir>/softdpu/plugins fixed at build time; in a relocated
+ * install, the one of the prefix this program runs from). Recorded for the status document.
+ */
+static doca_error_t uromd_plugin_list(struct uromd *d)
+{
+	const char *env = sdp_config_get_string(SDP_CFG_UROM_PLUGIN_PATH), *list;
+	char dflt[PATH_MAX + 64];
+
+	if (d->cfg.plugin_path != NULL) {
+		list = d->cfg.plugin_path;
+		d->plugin_list_from = "--plugin-path";
+	} else if (env != NULL && *env != '\0') {
+		list = env;
+		d->plugin_list_from = "UROM_PLUGIN_PATH";
+	} else if (d->cfg.plugin_dir != NULL) {
+		list = d->cfg.plugin_dir;
+		d->plugin_list_from = "--plugin-dir";
+	} else {
+		sdp_uromd_install_path(SDP_UROM_PLUGIN_DIR, dflt, sizeof(dflt));
+		list = dflt;
+		d->plugin_list_from = "the default plugin directory";
+	}
+	d->plugin_list = strdup(list);
+	if (d->plugin_list == NULL) {
+		sdp_error("out of memory");
+		return DOCA_ERROR_NO_MEMORY;
+	}
+	return DOCA_SUCCESS;
+}
+
+/* No plugin at all: hosts get workers that can do nothing; said loudly, here and in status. */
+static void uromd_warn_no_plugins(struct uromd *d)
+{
+	if (d->scan.num_plugins != 0)
+		return;
+	snprintf(d->no_plugins_warning, sizeof(d->no_plugins_warning),
+		 "no UROM plugins found in %s (%s, %zu file(s) skipped): workers can be spawned "
+		 "but offer no plugin; install plugins there or give --plugin-path, "
+		 "UROM_PLUGIN_PATH or --plugin-dir",
+		 d->plugin_list[0] ? d->plugin_list : "(no directory)", d->plugin_list_from,
+		 d->scan.num_skipped);
+	sdp_warn("WARNING: %s", d->no_plugins_warning);
 }
 
 /* 1 for an address on the loopback interface (127.0.0.0/8, ::1). */
@@ -685,13 +787,13 @@ static void __attribute__((noreturn)) uromd_launcher(int rfd, pid_t child, const
  * Daemon mode: the whole log (start-up included) goes to <run dir>/uromd.log from now on; the
  * terminal keeps only warnings and errors.
  */
-static void uromd_open_log(const struct uromd *d)
+static void uromd_open_log(struct uromd *d)
 {
 	struct doca_log_backend *be;
-	char path[PATH_MAX + 32];
+	char *path = d->log_path;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "%s/%s", d->run_dir, SDP_UROMD_LOG_FILE);
+	snprintf(d->log_path, sizeof(d->log_path), "%s/%s", d->run_dir, SDP_UROMD_LOG_FILE);
 	f = fopen(path, "ae");
 	if (f == NULL) {
 		sdp_warn("failed to open log file %s: %m", path);
@@ -703,7 +805,84 @@ static void uromd_open_log(const struct uromd *d)
 		fclose(f);
 		return;
 	}
+	d->log_file = f;
 	doca_log_backend_set_sdk_level(uromd_stderr_be, DOCA_LOG_LEVEL_WARNING);
+}
+
+/*
+ * SIGHUP: reopen <run dir>/uromd.log (after logrotate renamed it). The log's stream and the
+ * process's stdout/stderr are pointed at the new file in place (dup3), so the log backend keeps
+ * its FILE. Foreground services log to stderr and have nothing to reopen.
+ */
+static void uromd_reopen_log(struct uromd *d)
+{
+	int fd;
+
+	if (d->log_file == NULL) {
+		sdp_info("SIGHUP: logging to stderr (foreground), no log file to reopen");
+		return;
+	}
+	fd = open(d->log_path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		sdp_warn("SIGHUP: failed to reopen log file %s: %m; logging on to the old file",
+			 d->log_path);
+		return;
+	}
+	fflush(NULL);
+	if (dup3(fd, fileno(d->log_file), O_CLOEXEC) < 0) {
+		sdp_warn("SIGHUP: failed to switch to the reopened log file %s: %m", d->log_path);
+		close(fd);
+		return;
+	}
+	if (d->log_std) {
+		dup2(fd, STDOUT_FILENO);
+		dup2(fd, STDERR_FILENO);
+	}
+	close(fd);
+	sdp_info("SIGHUP: log file %s reopened", d->log_path);
+}
+
+/*
+ * systemd's readiness protocol by hand (no libsystemd): one datagram to $NOTIFY_SOCKET (a path,
+ * or an abstract name written with a leading '@'). The variable is taken out of the environment
+ * at start-up so that workers do not inherit it.
+ */
+static char uromd_notify_path[108];
+
+static void uromd_notify_init(void)
+{
+	const char *s = getenv("NOTIFY_SOCKET");
+
+	if (s != NULL && (s[0] == '/' || s[0] == '@') && strlen(s) < sizeof(uromd_notify_path))
+		snprintf(uromd_notify_path, sizeof(uromd_notify_path), "%s", s);
+	else if (s != NULL)
+		sdp_warn("NOTIFY_SOCKET=%s is not a socket path or abstract name; not notifying",
+			 s);
+	unsetenv("NOTIFY_SOCKET");
+}
+
+static void uromd_notify(const char *state)
+{
+	struct sockaddr_un sa;
+	socklen_t len;
+	int fd;
+
+	if (uromd_notify_path[0] == '\0')
+		return;
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	memcpy(sa.sun_path, uromd_notify_path, strlen(uromd_notify_path));
+	len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + strlen(uromd_notify_path));
+	if (sa.sun_path[0] == '@')
+		sa.sun_path[0] = '\0';
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		sdp_warn("failed to notify systemd (%s): socket: %m", state);
+		return;
+	}
+	if (sendto(fd, state, strlen(state), MSG_NOSIGNAL, (struct sockaddr *)&sa, len) < 0)
+		sdp_warn("failed to notify systemd (%s) at %s: %m", state, uromd_notify_path);
+	close(fd);
 }
 
 /* Double fork; returns in the daemon process with stdout/stderr on the log file. */
@@ -764,6 +943,7 @@ static doca_error_t uromd_daemonize(struct uromd *d)
 	dup2(logfd, 1);
 	dup2(logfd, 2);
 	close(logfd);
+	d->log_std = 1;
 	/* stderr is the log file now, which has its own backend since start-up. */
 	doca_log_backend_set_sdk_level(uromd_stderr_be, DOCA_LOG_LEVEL_DISABLE);
 	if (chdir("/") != 0)
@@ -794,7 +974,7 @@ static void uromd_signals(struct uromd *d, int sigfd)
 		if (si.ssi_signo == SIGCHLD)
 			continue;
 		if (si.ssi_signo == SIGHUP) {
-			sdp_info("SIGHUP from pid %u ignored: nothing to reload", si.ssi_pid);
+			uromd_reopen_log(d);
 			continue;
 		}
 		sdp_info("signal %u (%s) from pid %u: shutting down", si.ssi_signo,
@@ -905,7 +1085,6 @@ int main(int argc, char **argv)
 	char text[PATH_MAX + 64], secret_path[PATH_MAX], lock_path[PATH_MAX + 32];
 	struct uromd_file_id pid_id = {0}, port_id = {0}, listen_id = {0}, secret_rec_id = {0};
 	int pid_fd = -1, lock_fd = -1, sigfd = -1, rc = UROMD_EXIT_FAIL;
-	const char *plugin_path;
 	doca_error_t status;
 	sigset_t mask;
 
@@ -928,6 +1107,7 @@ int main(int argc, char **argv)
 	if (sdp_uromd_run_dir(d.cfg.run_dir, d.run_dir, sizeof(d.run_dir)) != DOCA_SUCCESS ||
 	    sdp_uromd_run_dir_create(d.run_dir) != DOCA_SUCCESS)
 		goto out;
+	uromd_notify_init();
 	if (!d.cfg.foreground)
 		uromd_open_log(&d);
 	if (d.cfg.pid_file != NULL) {
@@ -957,11 +1137,12 @@ int main(int argc, char **argv)
 	if (uromd_run_dir_lock(d.run_dir, lock_path, &lock_fd) != DOCA_SUCCESS)
 		goto out_unlink;
 	uromd_find_worker(&d);
+	uromd_worker_logs_prune(&d);
 	/* Before the secret is loaded: the scanner child runs plugin code in a copy of us. */
-	plugin_path = d.cfg.plugin_path ? d.cfg.plugin_path :
-					  sdp_config_get_string(SDP_CFG_UROM_PLUGIN_PATH);
-	if (uromd_scan_plugins(plugin_path, &d.scan) != DOCA_SUCCESS)
+	if (uromd_plugin_list(&d) != DOCA_SUCCESS ||
+	    uromd_scan_plugins(d.plugin_list, &d.scan) != DOCA_SUCCESS)
 		goto out_unlink;
+	uromd_warn_no_plugins(&d);
 	if (sdp_urom_secret_load_or_create(secret_path, d.secret) != DOCA_SUCCESS)
 		goto out_unlink;
 	/* Where the secret is, so that `softdpu service status` finds the one given here. */
@@ -1006,19 +1187,24 @@ int main(int argc, char **argv)
 	snprintf(text, sizeof(text), "%s:%u\n", d.cfg.listen_host, d.bound_port);
 	if (uromd_write_file(d.listen_path, text, &listen_id) != DOCA_SUCCESS)
 		goto out_close_listen;
-	sdp_info("softdpu-uromd %s (pid %d) listening on %s:%u, %zu plugin(s), max message size "
-		 "%" PRIu64 ", run dir %s",
+	sdp_info("softdpu-uromd %s (pid %d) listening on %s:%u, %zu plugin(s) from %s, max "
+		 "message size %" PRIu64 ", run dir %s, worker %s",
 		 SOFTDPU_VERSION, (int)getpid(), d.cfg.listen_host[0] ? d.cfg.listen_host : "*",
-		 d.bound_port, d.scan.num_plugins, d.cfg.max_msg_size, d.run_dir);
+		 d.bound_port, d.scan.num_plugins, d.plugin_list, d.cfg.max_msg_size, d.run_dir,
+		 d.worker_bin);
 	if (d.cfg.allow_loader_env)
 		sdp_warn("--allow-loader-env: hosts may set loader variables (LD_PRELOAD, "
 			 "LD_LIBRARY_PATH, ...) for the workers they spawn, i.e. make them run "
 			 "code of their choosing");
 	uromd_report_ready();
+	snprintf(text, sizeof(text), "READY=1\nMAINPID=%d\nSTATUS=listening on %s:%u",
+		 (int)getpid(), d.cfg.listen_host[0] ? d.cfg.listen_host : "*", d.bound_port);
+	uromd_notify(text);
 
 	if (uromd_loop(&d, sigfd) == DOCA_SUCCESS)
 		rc = UROMD_EXIT_OK;
 	d.stopping = 1;
+	uromd_notify("STOPPING=1");
 	uromd_worker_shutdown_all(&d, sigfd);
 	uromd_conn_close_all(&d);
 	sdp_info("softdpu-uromd (pid %d) stopped", (int)getpid());
@@ -1041,6 +1227,7 @@ out_unlink:
 out:
 	sodium_memzero(d.secret, sizeof(d.secret));
 	uromd_scan_result_fini(&d.scan);
+	free(d.plugin_list);
 	uromd_config_fini(&d.cfg);
 	return rc;
 }

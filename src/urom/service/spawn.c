@@ -1108,6 +1108,8 @@ static void spawn_worker_died(struct uromd *d, struct uromd_worker *w, int wstat
 
 void uromd_worker_reap(struct uromd *d)
 {
+	int died = 0;
+
 	for (;;) {
 		struct uromd_worker *w;
 		int wstatus;
@@ -1116,8 +1118,12 @@ void uromd_worker_reap(struct uromd *d)
 		pid = waitpid(-1, &wstatus, WNOHANG);
 		if (pid < 0 && errno == EINTR)
 			continue;
-		if (pid <= 0)
+		if (pid <= 0) {
+			/* Their logs stay for debugging, up to --max-worker-logs of them. */
+			if (died)
+				uromd_worker_logs_prune(d);
 			return;
+		}
 		for (w = d->workers; w != NULL; w = w->next)
 			if (w->pid == pid)
 				break;
@@ -1126,6 +1132,7 @@ void uromd_worker_reap(struct uromd *d)
 			continue;
 		}
 		spawn_worker_died(d, w, wstatus);
+		died = 1;
 	}
 }
 

@@ -4,17 +4,22 @@
  *   {"version", "doca_api", "protocol", "pid", "uptime_s", "listen", "run_dir",
  *    "max_msg_size", "max_workers", "cpuset", "cpuset_present",
  *    "plugins": [{"id", "version", "name", "path"}], "skipped": [{"path", "reason"}],
+ *    "plugin_path", "warnings": ["..."],
  *    "workers": [{"id", "gid", "pid", "state", "plugins", "log",
  *                 "owners": [{"host", "hostname", "pid", "dest_id"}]}]}
- * Numbers are JSON numbers (64-bit ids may exceed what a double holds exactly).
+ * Numbers are JSON numbers (64-bit ids may exceed what a double holds exactly: json-c writes
+ * them as unsigned 64-bit integers, exactly). Built with json-c, printed on one line without
+ * escaping '/', followed by a newline. "warnings" holds what the service warned about at start
+ * that stays true (no plugin found), [] otherwise.
  * SPDX-License-Identifier: BSD-3-Clause
  */
-#include <inttypes.h>
-#include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <json-c/json.h>
 
 #include "doca_version.h"
 #include "sdp_build_config.h"
@@ -22,75 +27,6 @@
 #include "uromd.h"
 
 SDP_LOG_COMPONENT("uromd");
-
-struct status_buf {
-	char *data;
-	size_t len;
-	size_t cap;
-	int failed;
-};
-
-static void sb_grow(struct status_buf *b, size_t need)
-{
-	size_t ncap;
-	char *n;
-
-	if (b->failed || b->len + need + 1 <= b->cap)
-		return;
-	ncap = b->cap ? b->cap : 1024;
-	while (ncap < b->len + need + 1)
-		ncap *= 2;
-	n = realloc(b->data, ncap);
-	if (n == NULL) {
-		b->failed = 1;
-		return;
-	}
-	b->data = n;
-	b->cap = ncap;
-}
-
-static void __attribute__((format(printf, 2, 3)))
-sb_printf(struct status_buf *b, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	if (n < 0) {
-		b->failed = 1;
-		return;
-	}
-	sb_grow(b, (size_t)n);
-	if (b->failed)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(b->data + b->len, b->cap - b->len, fmt, ap);
-	va_end(ap);
-	b->len += (size_t)n;
-}
-
-/* A JSON string literal. */
-static void sb_str(struct status_buf *b, const char *s)
-{
-	sb_printf(b, "\"");
-	for (; s != NULL && *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			sb_printf(b, "\\%c", c);
-		else if (c == '\n')
-			sb_printf(b, "\\n");
-		else if (c == '\t')
-			sb_printf(b, "\\t");
-		else if (c < 0x20 || c == 0x7f)
-			sb_printf(b, "\\u%04x", c);
-		else
-			sb_printf(b, "%c", c);
-	}
-	sb_printf(b, "\"");
-}
 
 static const char *status_state_name(enum uromd_worker_state s)
 {
@@ -107,83 +43,162 @@ static const char *status_state_name(enum uromd_worker_state s)
 	return "?";
 }
 
+/* Add key = val to o; val NULL (out of memory) or a failed add marks *failed. */
+static void st_add(struct json_object *o, const char *key, struct json_object *val, int *failed)
+{
+	if (val == NULL || json_object_object_add(o, key, val) != 0) {
+		json_object_put(val);
+		*failed = 1;
+	}
+}
+
+static struct json_object *st_str(const char *s)
+{
+	return json_object_new_string(s != NULL ? s : "");
+}
+
+static void st_append(struct json_object *arr, struct json_object *val, int *failed)
+{
+	if (val == NULL || json_object_array_add(arr, val) != 0) {
+		json_object_put(val);
+		*failed = 1;
+	}
+}
+
+static struct json_object *st_plugins(const struct uromd *d, int *failed)
+{
+	struct json_object *arr = json_object_new_array();
+
+	for (size_t i = 0; arr != NULL && i < d->scan.num_plugins; i++) {
+		const struct uromd_plugin *p = &d->scan.plugins[i];
+		struct json_object *o = json_object_new_object();
+
+		if (o != NULL) {
+			st_add(o, "id", json_object_new_uint64(p->id), failed);
+			st_add(o, "version", json_object_new_uint64(p->version), failed);
+			st_add(o, "name", st_str(p->name), failed);
+			st_add(o, "path", st_str(p->path), failed);
+		}
+		st_append(arr, o, failed);
+	}
+	return arr;
+}
+
+static struct json_object *st_skipped(const struct uromd *d, int *failed)
+{
+	struct json_object *arr = json_object_new_array();
+
+	for (size_t i = 0; arr != NULL && i < d->scan.num_skipped; i++) {
+		struct json_object *o = json_object_new_object();
+
+		if (o != NULL) {
+			st_add(o, "path", st_str(d->scan.skipped[i].path), failed);
+			st_add(o, "reason", st_str(d->scan.skipped[i].reason), failed);
+		}
+		st_append(arr, o, failed);
+	}
+	return arr;
+}
+
+static struct json_object *st_owners(const struct uromd_worker *w, int *failed)
+{
+	struct json_object *arr = json_object_new_array();
+
+	for (size_t i = 0; arr != NULL && i < w->num_owners; i++) {
+		const struct uromd_owner *o = &w->owners[i];
+		struct json_object *j = json_object_new_object();
+
+		if (j != NULL) {
+			st_add(j, "host", st_str(o->conn->peer), failed);
+			st_add(j, "hostname", st_str(o->conn->hostname), failed);
+			st_add(j, "pid", json_object_new_int64(o->conn->pid), failed);
+			st_add(j, "dest_id", json_object_new_uint64(o->dest_id), failed);
+		}
+		st_append(arr, j, failed);
+	}
+	return arr;
+}
+
+static struct json_object *st_workers(const struct uromd *d, int *failed)
+{
+	struct json_object *arr = json_object_new_array();
+
+	for (const struct uromd_worker *w = d->workers; arr != NULL && w != NULL; w = w->next) {
+		struct json_object *o;
+
+		if (w->state == UROMD_WORKER_DEAD)
+			continue;
+		o = json_object_new_object();
+		if (o != NULL) {
+			st_add(o, "id", json_object_new_uint64(w->id), failed);
+			st_add(o, "gid", json_object_new_int64(w->gid), failed);
+			st_add(o, "pid", json_object_new_int64(w->pid), failed);
+			st_add(o, "state", st_str(status_state_name(w->state)), failed);
+			st_add(o, "plugins", json_object_new_uint64(w->plugins), failed);
+			st_add(o, "log", st_str(w->log_path), failed);
+			st_add(o, "owners", st_owners(w, failed), failed);
+		}
+		st_append(arr, o, failed);
+	}
+	return arr;
+}
+
 doca_error_t uromd_status_json(const struct uromd *d, char **json_p, size_t *len_p)
 {
-	struct status_buf b = {0};
 	char cpus[1024], present[1024], listen[320];
-	const char *sep;
+	struct json_object *root, *warnings;
+	const char *text;
+	size_t len = 0;
+	char *out = NULL;
+	int failed = 0;
 
 	uromd_cpuset_format(&d->cpuset, cpus, sizeof(cpus));
 	uromd_cpuset_format(&d->present, present, sizeof(present));
 	snprintf(listen, sizeof(listen), "%s:%u", d->cfg.listen_host[0] ? d->cfg.listen_host : "*",
 		 d->bound_port);
 
-	sb_printf(&b, "{\"version\":");
-	sb_str(&b, SOFTDPU_VERSION);
-	sb_printf(&b, ",\"doca_api\":");
-	sb_str(&b, DOCA_VERSION_STRING);
-	sb_printf(&b, ",\"protocol\":%d,\"pid\":%d,\"uptime_s\":%" PRIu64 ",\"listen\":",
-		  SDP_UROM_PROTO_VERSION, (int)getpid(), (uromd_now_ms() - d->start_ms) / 1000);
-	sb_str(&b, listen);
-	sb_printf(&b, ",\"run_dir\":");
-	sb_str(&b, d->run_dir);
-	sb_printf(&b, ",\"max_msg_size\":%" PRIu64 ",\"max_workers\":%u,\"cpuset\":",
-		  d->cfg.max_msg_size, d->cfg.max_workers);
-	sb_str(&b, cpus);
-	sb_printf(&b, ",\"cpuset_present\":");
-	sb_str(&b, present);
-
-	sb_printf(&b, ",\"plugins\":[");
-	for (size_t i = 0; i < d->scan.num_plugins; i++) {
-		const struct uromd_plugin *p = &d->scan.plugins[i];
-
-		sb_printf(&b,
-			  "%s{\"id\":%" PRIu64 ",\"version\":%" PRIu64 ",\"name\":", i ? "," : "",
-			  p->id, p->version);
-		sb_str(&b, p->name);
-		sb_printf(&b, ",\"path\":");
-		sb_str(&b, p->path);
-		sb_printf(&b, "}");
-	}
-	sb_printf(&b, "],\"skipped\":[");
-	for (size_t i = 0; i < d->scan.num_skipped; i++) {
-		sb_printf(&b, "%s{\"path\":", i ? "," : "");
-		sb_str(&b, d->scan.skipped[i].path);
-		sb_printf(&b, ",\"reason\":");
-		sb_str(&b, d->scan.skipped[i].reason);
-		sb_printf(&b, "}");
-	}
-	sb_printf(&b, "],\"workers\":[");
-	sep = "";
-	for (const struct uromd_worker *w = d->workers; w != NULL; w = w->next) {
-		if (w->state == UROMD_WORKER_DEAD)
-			continue;
-		sb_printf(&b,
-			  "%s{\"id\":%" PRIu64 ",\"gid\":%u,\"pid\":%d,\"state\":\"%s\","
-			  "\"plugins\":%" PRIu64 ",\"log\":",
-			  sep, w->id, w->gid, (int)w->pid, status_state_name(w->state), w->plugins);
-		sb_str(&b, w->log_path);
-		sb_printf(&b, ",\"owners\":[");
-		for (size_t i = 0; i < w->num_owners; i++) {
-			const struct uromd_owner *o = &w->owners[i];
-
-			sb_printf(&b, "%s{\"host\":", i ? "," : "");
-			sb_str(&b, o->conn->peer);
-			sb_printf(&b, ",\"hostname\":");
-			sb_str(&b, o->conn->hostname);
-			sb_printf(&b, ",\"pid\":%u,\"dest_id\":%" PRIu64 "}", o->conn->pid,
-				  o->dest_id);
-		}
-		sb_printf(&b, "]}");
-		sep = ",";
-	}
-	sb_printf(&b, "]}\n");
-	if (b.failed) {
-		free(b.data);
-		sdp_error("out of memory building the status document");
-		return DOCA_ERROR_NO_MEMORY;
-	}
-	*json_p = b.data;
-	*len_p = b.len;
+	root = json_object_new_object();
+	if (root == NULL)
+		goto nomem;
+	st_add(root, "version", st_str(SOFTDPU_VERSION), &failed);
+	st_add(root, "doca_api", st_str(DOCA_VERSION_STRING), &failed);
+	st_add(root, "protocol", json_object_new_int(SDP_UROM_PROTO_VERSION), &failed);
+	st_add(root, "pid", json_object_new_int64(getpid()), &failed);
+	st_add(root, "uptime_s", json_object_new_uint64((uromd_now_ms() - d->start_ms) / 1000),
+	       &failed);
+	st_add(root, "listen", st_str(listen), &failed);
+	st_add(root, "run_dir", st_str(d->run_dir), &failed);
+	st_add(root, "max_msg_size", json_object_new_uint64(d->cfg.max_msg_size), &failed);
+	st_add(root, "max_workers", json_object_new_int64(d->cfg.max_workers), &failed);
+	st_add(root, "cpuset", st_str(cpus), &failed);
+	st_add(root, "cpuset_present", st_str(present), &failed);
+	st_add(root, "plugins", st_plugins(d, &failed), &failed);
+	st_add(root, "skipped", st_skipped(d, &failed), &failed);
+	st_add(root, "workers", st_workers(d, &failed), &failed);
+	st_add(root, "plugin_path", st_str(d->plugin_list), &failed);
+	warnings = json_object_new_array();
+	if (warnings != NULL && d->no_plugins_warning[0] != '\0')
+		st_append(warnings, st_str(d->no_plugins_warning), &failed);
+	st_add(root, "warnings", warnings, &failed);
+	if (failed)
+		goto nomem;
+	text = json_object_to_json_string_length(
+		root, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &len);
+	if (text == NULL)
+		goto nomem;
+	out = malloc(len + 2);
+	if (out == NULL)
+		goto nomem;
+	memcpy(out, text, len);
+	out[len] = '\n';
+	out[len + 1] = '\0';
+	json_object_put(root);
+	*json_p = out;
+	*len_p = len + 1;
 	return DOCA_SUCCESS;
+
+nomem:
+	json_object_put(root);
+	sdp_error("out of memory building the status document");
+	return DOCA_ERROR_NO_MEMORY;
 }

@@ -6,7 +6,8 @@
  *   spawn.c   worker processes: spawn, control socket, release, death, reaping
  *   conn.c    host connections on softdpu's own TCP port: handshake, authentication,
  *             requests (sdp_urom_chan.h; no UCX between hosts and the service)
- *   status.c  the JSON status document
+ *   status.c  the JSON status document (json-c)
+ *   logcap.c  the cap on old worker logs in the run directory
  *   cpuset.c  CPU list parsing and printing ("0-7,9")
  *
  * The service is single-threaded: everything below is touched only by the event loop.
@@ -18,6 +19,7 @@
 #include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include "doca_error.h"
@@ -48,6 +50,9 @@
 /* Fresh ids for DOCA_UROM_WORKER_ID_ANY start here, far from ids applications pick. */
 #define UROMD_ANY_ID_BASE (1ULL << 62)
 #define UROMD_WORKER_ID_ANY UINT64_MAX
+/* Logs of workers that are gone kept in the run directory (--max-worker-logs). */
+#define UROMD_DEFAULT_MAX_WORKER_LOGS 64
+#define UROMD_MAX_WORKER_LOGS_LIMIT 100000
 
 /* A CPU set as carried on the wire (bit i of word i / 64 = CPU i). */
 struct uromd_cpuset {
@@ -169,6 +174,8 @@ struct uromd_config {
 	uint32_t max_workers; /* 0 = unlimited */
 	char *cpuset_str;     /* as given, NULL = all CPUs */
 	char *plugin_path;    /* semicolon-separated; NULL = UROM_PLUGIN_PATH */
+	char *plugin_dir;     /* used without plugin_path and UROM_PLUGIN_PATH; NULL = default */
+	uint32_t max_worker_logs; /* logs of gone workers kept (logcap.c) */
 	int foreground;
 	int allow_loader_env; /* hosts may set LD_* and the like for their workers (spawn.c) */
 	char *pid_file;
@@ -185,6 +192,12 @@ struct uromd {
 	char listen_path[PATH_MAX + 64];
 	char secret_rec_path[PATH_MAX + 64]; /* <run dir>/uromd.secret-path, "" until written */
 	char worker_bin[PATH_MAX + 64];
+	char *plugin_list;		     /* the directories scanned (main.c) */
+	const char *plugin_list_from;	     /* where that list came from, for messages */
+	char no_plugins_warning[4096 + 512]; /* "" unless no plugin was found (status.c) */
+	char log_path[PATH_MAX + 32];	     /* <run dir>/uromd.log in daemon mode */
+	FILE *log_file;			     /* its stream (the log backend's), NULL = stderr */
+	int log_std;			     /* stdout/stderr are the log file too */
 	char worker_net_devices[64]; /* UCX_NET_DEVICES given to workers, "" = none (main.c) */
 	uint8_t secret[SDP_UROM_SECRET_LEN];
 	struct uromd_cpuset cpuset;  /* as given (reported to hosts) */
@@ -261,6 +274,10 @@ uint64_t uromd_conn_timers(struct uromd *d, uint64_t now);
 void uromd_conn_close_all(struct uromd *d);
 /* Pack msg and send it to conn (logs a failure; the connection is doomed then). */
 void uromd_conn_send(struct uromd *d, struct uromd_conn *conn, struct sdp_urom_msg *msg);
+
+/* logcap.c: remove the oldest logs of gone workers beyond cfg.max_worker_logs (only regular
+ * files of this user named as spawn.c names worker logs; never a live worker's). */
+void uromd_worker_logs_prune(struct uromd *d);
 
 /* status.c: the JSON status document (malloc'd, NUL-terminated). */
 doca_error_t uromd_status_json(const struct uromd *d, char **json_p, size_t *len_p);

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "sdp_build_config.h"
 #include "sdp_config.h"
 #include "sdp_log.h"
 
@@ -54,6 +55,9 @@ doca_error_t sdp_uromd_run_dir(const char *given, char *buf, size_t size)
 		return sdp_uromd_abs_path(given, buf, size);
 	if (env != NULL && *env != '\0')
 		return sdp_uromd_abs_path(env, buf, size);
+	/* root: the system service's directory (the systemd unit's RuntimeDirectory). */
+	if (getuid() == 0)
+		return sdp_uromd_abs_path(SDP_UROMD_ROOT_RUN_DIR, buf, size);
 	if (xdg != NULL && xdg[0] == '/') {
 		if ((size_t)snprintf(buf, size, "%s/softdpu", xdg) >= size) {
 			sdp_error("XDG_RUNTIME_DIR %s is too long", xdg);
@@ -348,4 +352,50 @@ doca_error_t sdp_uromd_pid_file_remove_stale(const char *path, pid_t *old_pid_p)
 	}
 	close(fd);
 	return DOCA_SUCCESS;
+}
+
+/* Where the running program is installed: its directory minus the bindir part ("bin"), i.e. the
+ * prefix it runs from; 0 when it does not run from a <something>/<bindir>. */
+static int install_root(char *buf, size_t size)
+{
+	const char *bindir = SDP_BINDIR_REL;
+	char self[PATH_MAX];
+	size_t blen = strlen(bindir), len;
+	ssize_t n;
+	char *slash;
+
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0)
+		return 0;
+	self[n] = '\0';
+	slash = strrchr(self, '/');
+	if (slash == NULL)
+		return 0;
+	*slash = '\0'; /* the program's directory */
+	len = strlen(self);
+	if (blen == 0 || bindir[0] == '/' || bindir[0] == '.' || len <= blen ||
+	    strcmp(self + len - blen, bindir) != 0 || self[len - blen - 1] != '/')
+		return 0;
+	self[len - blen - 1] = '\0';
+	return (size_t)snprintf(buf, size, "%s", self) < size;
+}
+
+int sdp_uromd_install_path(const char *installed, char *buf, size_t size)
+{
+	const char *prefix = SDP_PREFIX;
+	size_t plen = strlen(prefix);
+	char root[PATH_MAX];
+	struct stat st;
+
+	/* Under the prefix and this program runs from another one: the same path there. */
+	if (strncmp(installed, prefix, plen) == 0 && installed[plen] == '/' &&
+	    install_root(root, sizeof(root)) && strcmp(root, prefix) != 0 &&
+	    (size_t)snprintf(buf, size, "%s%s", root, installed + plen) < size &&
+	    stat(buf, &st) == 0)
+		return 1;
+	if ((size_t)snprintf(buf, size, "%s", installed) >= size) {
+		buf[0] = '\0';
+		return 0;
+	}
+	return 0;
 }

@@ -2,8 +2,8 @@
  * softdpu-uromd: where the service keeps its files, shared with the `softdpu` CLI (which
  * compiles uromd_paths.c too) so both agree on the run directory and the pid file protocol.
  *
- * Run directory: --run-dir, else SOFTDPU_UROM_RUN_DIR, else $XDG_RUNTIME_DIR/softdpu, else
- * /tmp/softdpu-<uid>. It holds uromd.pid (the daemon's pid, flock'ed by the daemon for its
+ * Run directory: --run-dir, else SOFTDPU_UROM_RUN_DIR, else (root) /run/softdpu, else
+ * $XDG_RUNTIME_DIR/softdpu, else /tmp/softdpu-<uid>. It holds uromd.pid (the daemon's pid, flock'ed by the daemon for its
  * whole life), uromd.lock (flock'ed by the daemon: one daemon per run directory), uromd.port (the bound port, one decimal line), uromd.listen (host:port the
  * daemon listens on), uromd.secret-path (the secret file it uses), worker-<id>-<pid>.log and,
  * in daemon mode, uromd.log.
@@ -25,6 +25,17 @@
 #define SDP_UROMD_LOCK_FILE "uromd.lock"
 /* The absolute path of the secret file the daemon uses, one line (for `softdpu service status`). */
 #define SDP_UROMD_SECRET_PATH_FILE "uromd.secret-path"
+
+/* root's default run directory (the systemd unit's RuntimeDirectory). */
+#define SDP_UROMD_ROOT_RUN_DIR "/run/softdpu"
+
+/*
+ * An installed file's path (a build-time absolute path under the configured prefix) as seen by
+ * the running program: when the program runs from <root>/<bindir> with <root> not the configured
+ * prefix (a relocated or DESTDIR-staged install) and <root><path less prefix> exists, that (1);
+ * else the path as given (0). buf holds the result ("" when it does not fit).
+ */
+int sdp_uromd_install_path(const char *installed, char *buf, size_t size);
 
 /* The run directory for `given` (NULL = the defaults above), as an absolute path. Not created.
  * INVALID_VALUE (logged) when it does not fit. */
