@@ -19,6 +19,7 @@
 #include <doca_eth_txq_cpu_data_path.h>
 #include <doca_log.h>
 #include <doca_pe.h>
+#include <softdpu/gpunetio_rollback.h>
 
 #include "gpunetio_common.h"
 
@@ -574,6 +575,62 @@ bool sample_teardown_begin(struct sample_resources *res, uint32_t *exit_cpu)
 		DOCA_LOG_ERR("the kernel did not stop: nothing is torn down");
 		return false;
 	}
+	return true;
+}
+
+bool sample_rollback(struct sample_resources *res, uint32_t *exit_cpu, void (*before_stop)(void *),
+		     void *user)
+{
+	struct sdp_gpu_rollback_report rep;
+	struct sdp_gpu_rollback *rb = NULL;
+	doca_error_t result;
+
+	if (res->gpu == NULL) { /* nothing GPU was made */
+		if (before_stop != NULL)
+			before_stop(user);
+		return true;
+	}
+	result = sdp_gpu_rollback_create(res->gpu, &rb);
+	if (result == DOCA_SUCCESS && res->kernel_running && exit_cpu != NULL)
+		result = sdp_gpu_rollback_set_kernel(rb, exit_cpu, 1, res->stream, 5000);
+	if (result == DOCA_SUCCESS)
+		result = sdp_gpu_rollback_set_before_stop(rb, before_stop, user);
+	/* in the order they were made: the packet buffer, its mmap, the queue, the sample's memory */
+	if (result == DOCA_SUCCESS && res->pkt_buf.gpu != NULL)
+		result = sdp_gpu_rollback_add_gpu_mem(rb, res->pkt_buf.gpu);
+	if (result == DOCA_SUCCESS && res->pkt_buf.mmap != NULL)
+		result = sdp_gpu_rollback_add_mmap(rb, res->pkt_buf.mmap);
+	if (result == DOCA_SUCCESS && res->rxq != NULL)
+		result = sdp_gpu_rollback_add_rxq(rb, res->rxq);
+	if (result == DOCA_SUCCESS && res->txq != NULL)
+		result = sdp_gpu_rollback_add_txq(rb, res->txq);
+	for (uint32_t i = 0; result == DOCA_SUCCESS && i < res->nb_gpu_mem; i++)
+		result = sdp_gpu_rollback_add_gpu_mem(rb, res->gpu_mem[i]);
+	if (result != DOCA_SUCCESS) {
+		DOCA_LOG_ERR("rollback plan: %s; nothing is torn down",
+			     doca_error_get_descr(result));
+		sdp_gpu_rollback_destroy(rb);
+		return false;
+	}
+	result = sdp_gpu_rollback_run(rb, &rep);
+	sdp_gpu_rollback_destroy(rb);
+	if (result != DOCA_SUCCESS) {
+		DOCA_LOG_ERR(
+			"rollback stopped at %s: %s%s", sdp_gpu_rollback_step_name(rep.failed_step),
+			doca_error_get_descr(result),
+			rep.kernel_running ? " (the kernel still runs: nothing is torn down)" : "");
+		return false;
+	}
+	res->kernel_running = false;
+	res->rxq = NULL;
+	res->txq = NULL;
+	res->ctx_started = false;
+	res->nb_gpu_mem = 0;
+	if (res->pkt_buf.gpu != NULL && res->pkt_buf.dmabuf_fd >= 0)
+		close(res->pkt_buf.dmabuf_fd); /* the memory is freed; the export goes with it */
+	memset(&res->pkt_buf, 0, sizeof(res->pkt_buf));
+	res->pkt_buf.dmabuf_fd = -1;
+	res->gpu = NULL;
 	return true;
 }
 

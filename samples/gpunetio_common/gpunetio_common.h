@@ -179,6 +179,17 @@ double sample_monitor(double duration_s, const uint32_t *exit_cpu, const uint32_
 /* sample_kernel_stop (5 s); false, said, when the kernel still runs: tear nothing down. */
 bool sample_teardown_begin(struct sample_resources *res, uint32_t *exit_cpu);
 /*
+ * The GPU part of res torn down through softdpu's rollback helper (a softdpu extension,
+ * include/softdpu/gpunetio_rollback.h): *exit_cpu set to 1 (NULL: no kernel to stop), the
+ * kernel's stream drained within 5 s or nothing is torn down (fail closed, false), then
+ * before_stop(user) (the sample's own, e.g. its flow rules; may be NULL), the queue stopped and
+ * destroyed, the packet buffer's mmap unregistered, the GPU memory freed (the sample's, newest
+ * first, then the packet buffer), the doca_gpu destroyed. true when all of it went; then
+ * sample_resources_close releases what is left (peer, stream, NIC).
+ */
+bool sample_rollback(struct sample_resources *res, uint32_t *exit_cpu, void (*before_stop)(void *),
+		     void *user);
+/*
  * size bytes of GPU memory of a type the CPU sees too (GPU_CPU or CPU_GPU), 4 KiB aligned, zeroed;
  * *gpu_ptr and *cpu_ptr get its two addresses. Recorded in res: sample_resources_close frees it.
  * On failure it says so, naming the memory what.

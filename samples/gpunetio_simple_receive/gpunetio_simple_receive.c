@@ -149,12 +149,20 @@ static doca_error_t run(struct sample_args *args, struct rx_resources *r)
 	return bad == 0 ? DOCA_SUCCESS : DOCA_ERROR_UNEXPECTED;
 }
 
-/* Kernel stopped, flow rules gone, queue stopped and destroyed, memory freed, GPU released. */
+static void flow_destroy(void *flow)
+{
+	sample_flow_destroy(flow);
+}
+
+/*
+ * Kernel stopped (bounded drain; nothing is torn down while it runs), flow rules gone, queue
+ * stopped and destroyed, buffer unregistered, memory freed, GPU released: softdpu's rollback
+ * helper (sample_rollback), then the peer, the stream and the NIC.
+ */
 static void teardown(struct rx_resources *r)
 {
-	if (!sample_teardown_begin(&r->base, r->exit_cpu))
+	if (!sample_rollback(&r->base, r->exit_cpu, flow_destroy, &r->flow))
 		return;
-	sample_flow_destroy(&r->flow);
 	sample_resources_close(&r->base);
 }
 

@@ -65,12 +65,14 @@ static const struct sdp_cuda_sym sdp_cuda_syms[] = {
 	SDP_CUDA_SYM(stream_create, "cuStreamCreate"),
 	SDP_CUDA_SYM(stream_destroy, "cuStreamDestroy_v2"),
 	SDP_CUDA_SYM(stream_synchronize, "cuStreamSynchronize"),
+	SDP_CUDA_SYM(stream_query, "cuStreamQuery"),
 	SDP_CUDA_SYM(memcpy_htod_async, "cuMemcpyHtoDAsync_v2"),
 	SDP_CUDA_SYM(memcpy_dtoh_async, "cuMemcpyDtoHAsync_v2"),
 	SDP_CUDA_SYM(event_create, "cuEventCreate"),
 	SDP_CUDA_SYM(event_record, "cuEventRecord"),
 	SDP_CUDA_SYM(event_query, "cuEventQuery"),
 	SDP_CUDA_SYM(event_destroy, "cuEventDestroy_v2"),
+	SDP_CUDA_SYM_OPT(device_total_mem, "cuDeviceTotalMem_v2"),
 };
 
 /* Written once by the pthread_once routines, read-only afterwards. */

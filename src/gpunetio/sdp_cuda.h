@@ -104,6 +104,8 @@ struct sdp_cuda_api {
 	sdp_cu_result_t (*stream_create)(sdp_cu_stream_t *stream, unsigned int flags);
 	sdp_cu_result_t (*stream_destroy)(sdp_cu_stream_t stream); /* _v2 */
 	sdp_cu_result_t (*stream_synchronize)(sdp_cu_stream_t stream);
+	/* SUCCESS when the stream's work is done, NOT_READY while it runs (rollback drain) */
+	sdp_cu_result_t (*stream_query)(sdp_cu_stream_t stream);
 	sdp_cu_result_t (*memcpy_htod_async)(sdp_cu_deviceptr_t dst, const void *src, size_t size,
 					     sdp_cu_stream_t stream); /* _v2 */
 	sdp_cu_result_t (*memcpy_dtoh_async)(void *dst, sdp_cu_deviceptr_t src, size_t size,
@@ -112,6 +114,8 @@ struct sdp_cuda_api {
 	sdp_cu_result_t (*event_record)(sdp_cu_event_t event, sdp_cu_stream_t stream);
 	sdp_cu_result_t (*event_query)(sdp_cu_event_t event);
 	sdp_cu_result_t (*event_destroy)(sdp_cu_event_t event); /* _v2 */
+	/* optional: device memory in bytes (tools: doca_caps, softdpu env) */
+	sdp_cu_result_t (*device_total_mem)(size_t *bytes, sdp_cu_device_t device); /* _v2 */
 };
 
 /*
