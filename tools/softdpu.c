@@ -39,6 +39,7 @@
 #include <sodium.h>
 
 #include "sdp_build_config.h"
+#include "sdp_cli.h"
 #include "sdp_config.h"
 #include "sdp_urom_chan.h"
 #include "sdp_urom_auth.h"
@@ -93,10 +94,18 @@ static void usage(FILE *out)
 		"                                         and wait until it answers\n"
 		"  service stop [--json] [options]        stop it (SIGTERM, bounded wait)\n"
 		"  service status [--json] [options]      show what it runs\n"
+		"  env [--json]                           versions, devices, GPUs, hugepages, service\n"
+		"  caps [--json]                          capabilities of devices, GPUs and plugins\n"
+		"  ladder urom [options]                  the UROM test ladder, with evidence\n"
+		"  ladder gpunetio [options]              the GPUNetIO test ladder, with evidence\n"
+		"  rollback gpunetio [options]            the GPUNetIO rollback, verified\n"
+		"  --version                              softdpu's version and DOCA API level\n"
+		"Each command takes --help.\n"
 		"\n"
 		"Options of stop and status:\n"
-		"  --run-dir <dir>        run directory (default SOFTDPU_UROM_RUN_DIR,\n"
-		"                         $XDG_RUNTIME_DIR/softdpu or /tmp/softdpu-<uid>)\n"
+		"  --run-dir <dir>        run directory (default SOFTDPU_UROM_RUN_DIR, as root\n"
+		"                         /run/softdpu, else $XDG_RUNTIME_DIR/softdpu or\n"
+		"                         /tmp/softdpu-<uid>)\n"
 		"  --pid-file <path>      pid file (default <run dir>/uromd.pid)\n"
 		"  --secret-file <path>   service secret (status; default: the running daemon's,\n"
 		"                         else SOFTDPU_UROM_SECRET_FILE or the documented default)\n"
@@ -550,6 +559,45 @@ out_ep:
 out_secret:
 	sodium_memzero(secret, sizeof(secret));
 	return rc;
+}
+
+int sdp_cli_service_status(const char *run_dir, const char *secret_file, const char *addr,
+			   int timeout_ms, char **json_p, char *err, size_t errlen)
+{
+	struct cli_where w;
+	pid_t pid = 0;
+	int stale = 0, r;
+
+	memset(&w, 0, sizeof(w));
+	w.run_dir_opt = run_dir;
+	w.secret_file_opt = secret_file;
+	w.addr_opt = addr;
+	cli_last_error[0] = '\0';
+	*json_p = NULL;
+	if (cli_resolve_where(&w) != 0) {
+		snprintf(err, errlen, "cannot resolve the service's run directory or pid file");
+		return -1;
+	}
+	if (addr == NULL) {
+		r = cli_daemon_running(&w, &pid, &stale);
+		if (r < 0) {
+			snprintf(err, errlen, "%s (%s)", w.error, w.pid_file);
+			return -1;
+		}
+		if (r == 0) {
+			snprintf(err, errlen, "no service running (pid file %s %s)", w.pid_file,
+				 stale ? "is stale" : "not found");
+			return -1;
+		}
+	}
+	cli_use_recorded_secret(&w);
+	if (cli_query_status(&w, timeout_ms, json_p) != 0) {
+		snprintf(err, errlen, "%s",
+			 cli_last_error[0] != '\0' ? cli_last_error :
+						     "the service did not answer the status query");
+		return -1;
+	}
+	return 0;
 }
 
 /* ---- text summary ----------------------------------------------------------------------- */
@@ -1318,6 +1366,36 @@ int main(int argc, char **argv)
 	if (strcmp(argv[1], "--version") == 0) {
 		printf("softdpu %s (DOCA API %s)\n", SOFTDPU_VERSION, SDP_DOCA_API_VERSION);
 		return EXIT_OK;
+	}
+	{
+		static const struct {
+			const char *name;
+			int (*fn)(int argc, char **argv, FILE *json_out);
+		} sub[] = {
+			{"env", sdp_cli_env},
+			{"caps", sdp_cli_caps},
+			{"rollback", sdp_cli_rollback},
+		};
+		FILE *jout = cli_json_out != NULL ? cli_json_out : stdout;
+
+		for (size_t i = 0; i < sizeof(sub) / sizeof(sub[0]); i++) {
+			if (strcmp(argv[1], sub[i].name) == 0)
+				return sub[i].fn(argc - 1, argv + 1, jout);
+		}
+		if (strcmp(argv[1], "ladder") == 0) {
+			if (argc >= 3 && strcmp(argv[2], "urom") == 0)
+				return sdp_cli_ladder_urom(argc - 2, argv + 2, jout);
+			if (argc >= 3 && strcmp(argv[2], "gpunetio") == 0)
+				return sdp_cli_ladder_gpunetio(argc - 2, argv + 2, jout);
+			if (argc >= 3 &&
+			    (strcmp(argv[2], "-h") == 0 || strcmp(argv[2], "--help") == 0)) {
+				usage(stdout);
+				return EXIT_OK;
+			}
+			fprintf(stderr, "softdpu: ladder needs urom or gpunetio\n");
+			usage(stderr);
+			return EXIT_USAGE;
+		}
 	}
 	if (strcmp(argv[1], "service") != 0) {
 		fprintf(stderr, "softdpu: unknown command %s\n", argv[1]);

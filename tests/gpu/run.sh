@@ -6,7 +6,7 @@
 # card's used memory is back where it started. Writes its logs to $OUT (or ./build-gpu-logs) so they come
 # back, and ends with the count line "N passed, N failed, N skipped". Exit status: nonzero if
 # anything failed.
-#   bash tests/gpu/run.sh [--all-gpus] [--no-bench]
+#   bash tests/gpu/run.sh [--all-gpus] [--no-bench] [--cli <softdpu>]
 # SPDX-License-Identifier: BSD-3-Clause
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
@@ -17,12 +17,15 @@ builddir=build-gpu-run
 
 all_gpus=0
 bench=1
-for a in "$@"; do
-	case $a in
+cli=
+while [ $# -gt 0 ]; do
+	case $1 in
 	--all-gpus) all_gpus=1 ;;
 	--no-bench) bench=0 ;;
-	*) echo "usage: bash tests/gpu/run.sh [--all-gpus] [--no-bench]" >&2; exit 2 ;;
+	--cli) cli=${2:-}; shift ;;
+	*) echo "usage: bash tests/gpu/run.sh [--all-gpus] [--no-bench] [--cli <softdpu>]" >&2; exit 2 ;;
 	esac
+	shift
 done
 passed=0
 failed=0
@@ -102,6 +105,31 @@ for ((g = 0; g < gpus; g++)); do
 	cp "$builddir/meson-logs/gpu-$g.txt" "$out/" 2>/dev/null
 	count_log "$out/gpu-suite-$g.log"
 done
+
+# The GPUNetIO ladder and rollback through the softdpu CLI (docs/ladders.md, docs/gpunetio.md):
+# green on the GPU data path (not the CPU stand-in). gpu_only builds leave the CLI out (it needs
+# json-c, UCX and libsodium); --cli names one built elsewhere with CUDA.
+[ -n "$cli" ] || cli=$builddir/tools/softdpu
+prov="$PWD/$builddir/src/providers"
+# shellcheck disable=SC2317 # called through step
+cli_gpu() {
+	local what=$1 json=$2
+	shift 2
+	env SOFTDPU_DEVICE_CONFIG= SOFTDPU_PROVIDER_PATH="$prov/host:$prov/loop:$prov/gen" \
+		timeout 120 "$cli" "$@" --json >"$json" || return 1
+	grep -q '"data_path":"gpu"' "$json" || { echo "$what: not on the GPU data path"; return 1; }
+}
+if [ -x "$cli" ]; then
+	echo "== softdpu ladder / rollback gpunetio ($cli)"
+	step cli:ladder:gpunetio "$out/cli-ladder-gpunetio.log" \
+		cli_gpu ladder "$out/ladder-gpunetio.json" ladder gpunetio
+	step cli:rollback:gpunetio "$out/cli-rollback-gpunetio.log" \
+		cli_gpu rollback "$out/rollback-gpunetio.json" rollback gpunetio --deadline-ms 2000
+else
+	echo "SKIP cli:ladder:gpunetio cli:rollback:gpunetio (no softdpu CLI: gpu_only builds" \
+		"leave it out; --cli names one)"
+	skipped=$((skipped + 2))
+fi
 
 # The GPUNetIO samples (samples/gpunetio_*/README.md), each on devices of its own process.
 samples=$builddir/samples
