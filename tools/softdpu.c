@@ -682,6 +682,7 @@ static int cli_print_text(const char *json)
 		struct json_object *w = json_object_array_get_idx(arr, i),
 				   *owners = ja(w, "owners");
 		size_t no = owners ? json_object_array_length(owners) : 0;
+		struct json_object *ucx = NULL, *c = NULL, *res;
 
 		printf("    id %" PRIu64 "  gid %" PRIu64 "  pid %" PRIu64 "  %s  plugins %#" PRIx64
 		       "  log %s\n",
@@ -693,6 +694,31 @@ static int cli_print_text(const char *json)
 			printf("      host %s (%s, pid %" PRIu64 ") dest %" PRIu64 "\n",
 			       js(o, "host"), js(o, "hostname"), ju(o, "pid"), ju(o, "dest_id"));
 		}
+		/* The worker's last SW_STATS (null until the first one arrived). */
+		if (json_object_object_get_ex(w, "ucx", &ucx) &&
+		    json_object_is_type(ucx, json_type_object)) {
+			res = ja(ucx, "resources");
+			printf("      UCX %s  UCX_TLS %s  UCX_NET_DEVICES %s  resources",
+			       js(ucx, "version"), js(ucx, "tls"), js(ucx, "net_devices"));
+			for (size_t j = 0; res != NULL && j < json_object_array_length(res); j++)
+				printf("%s%s", j ? "," : " ",
+				       json_object_get_string(json_object_array_get_idx(res, j)));
+			printf("\n");
+		}
+		if (json_object_object_get_ex(w, "counters", &c) &&
+		    json_object_is_type(c, json_type_object))
+			printf("      cmds %" PRIu64 " (%" PRIu64 " refused)  notifs %" PRIu64
+			       " (%" PRIu64 " errors, %" PRIu64 " dropped)  hosts %" PRIu64
+			       " now, %" PRIu64 " in all  domains %" PRIu64 "  up %" PRIu64
+			       " s  (%" PRIu64 " ms ago)\n",
+			       ju(c, "cmds"), ju(c, "cmds_refused"), ju(c, "notifs"),
+			       ju(c, "notifs_error"), ju(c, "notifs_dropped"),
+			       ju(c, "hosts_connected"), ju(c, "hosts_total"),
+			       ju(c, "domains_committed"),
+			       (ju(c, "uptime_ms") + ju(w, "stats_age_ms")) / 1000,
+			       ju(w, "stats_age_ms"));
+		else
+			printf("      counters: none reported yet\n");
 	}
 	json_object_put(root);
 	return 0;

@@ -5,7 +5,8 @@
  * message that parses packs back to exactly the same bytes with the same packed size. The same
  * input is also read as a domain member record and as a host record (sdp_urom_dom_*): a record
  * that parses packs back to the same bytes (a host record: up to its zero padding), and the
- * iterators visit exactly the counts the parser announced.
+ * iterators visit exactly the counts the parser announced. A SW_STATS that parses keeps the
+ * bounds the service relies on (counts in order, strings printable and within their maxima).
  *
  * Built as a libFuzzer binary when the C compiler is clang (tests/fuzz/meson.build); replay.c
  * drives the same function with generated inputs as an ordinary test with any compiler.
@@ -63,6 +64,29 @@ static void fuzz_dom(const uint8_t *data, size_t size)
 	}
 }
 
+static int fuzz_text_ok(const struct sdp_urom_bytes *b, uint32_t max)
+{
+	if (b->len > max || (b->len > 0 && b->data == NULL))
+		return 0;
+	for (uint32_t i = 0; i < b->len; i++)
+		if (b->data[i] < 0x20 || b->data[i] > 0x7e)
+			return 0;
+	return 1;
+}
+
+static void fuzz_stats(const struct sdp_urom_msg *msg)
+{
+	const typeof(msg->u.sw_stats) *st = &msg->u.sw_stats;
+
+	if (st->cmds_refused > st->cmds || st->notifs_error > st->notifs ||
+	    st->hosts_connected > st->hosts_total ||
+	    !fuzz_text_ok(&st->ucx_version, SDP_UROM_STATS_VERSION_MAX) ||
+	    !fuzz_text_ok(&st->ucx_tls, SDP_UROM_STATS_STR_MAX) ||
+	    !fuzz_text_ok(&st->ucx_net_devices, SDP_UROM_STATS_STR_MAX) ||
+	    !fuzz_text_ok(&st->ucx_resources, SDP_UROM_STATS_STR_MAX))
+		abort(); /* a SW_STATS out of bounds parsed */
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static int quiet;
@@ -82,6 +106,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	status = sdp_urom_msg_unpack(size > 0 ? data : empty, size, &msg);
 	switch (status) {
 	case DOCA_SUCCESS:
+		if (msg.hdr.type == SDP_UROM_MSG_SW_STATS)
+			fuzz_stats(&msg);
 		if (sdp_urom_msg_pack(&msg, out, sizeof(out), &len) != DOCA_SUCCESS ||
 		    len != size || memcmp(out, data, size) != 0 ||
 		    sdp_urom_msg_packed_size(&msg) != size)

@@ -63,10 +63,23 @@ static const uint16_t types[] = {
 	SDP_UROM_MSG_W_DOMAIN_COMMIT,
 	SDP_UROM_MSG_W_DOMAIN_CLEAR,
 	SDP_UROM_MSG_W_DOMAIN_REPLY,
+	SDP_UROM_MSG_SW_STATS,
 };
 #define NUM_TYPES (sizeof(types) / sizeof(types[0]))
 
 static uint8_t pool[512];
+/* Printable ASCII (SW_STATS strings must be), filled in main. */
+static uint8_t text_pool[2048];
+
+static struct sdp_urom_bytes some_text(uint32_t max)
+{
+	struct sdp_urom_bytes b;
+
+	/* Mostly short, now and then right at or near the bound. */
+	b.len = rnd() % 8 == 0 ? max - (uint32_t)(rnd() % 2) : (uint32_t)(rnd() % 48);
+	b.data = text_pool + rnd() % (sizeof(text_pool) - max);
+	return b;
+}
 
 static struct sdp_urom_bytes some_bytes(void)
 {
@@ -205,6 +218,19 @@ static size_t make_valid(uint8_t *buf, size_t cap)
 	case SDP_UROM_MSG_W_DOMAIN_REPLY:
 		m.u.w_domain_reply.reason = some_bytes();
 		break;
+	case SDP_UROM_MSG_SW_STATS:
+		/* Counts that agree (refused <= received, ...), sometimes equal, else random. */
+		if (m.u.sw_stats.cmds_refused > m.u.sw_stats.cmds)
+			m.u.sw_stats.cmds_refused = rnd() % 2 ? m.u.sw_stats.cmds : 0;
+		if (m.u.sw_stats.notifs_error > m.u.sw_stats.notifs)
+			m.u.sw_stats.notifs_error = m.u.sw_stats.notifs >> (rnd() % 64);
+		if (m.u.sw_stats.hosts_connected > m.u.sw_stats.hosts_total)
+			m.u.sw_stats.hosts_connected = m.u.sw_stats.hosts_total;
+		m.u.sw_stats.ucx_version = some_text(SDP_UROM_STATS_VERSION_MAX);
+		m.u.sw_stats.ucx_tls = some_text(SDP_UROM_STATS_STR_MAX);
+		m.u.sw_stats.ucx_net_devices = some_text(SDP_UROM_STATS_STR_MAX);
+		m.u.sw_stats.ucx_resources = some_text(SDP_UROM_STATS_STR_MAX);
+		break;
 	default:
 		break;
 	}
@@ -314,6 +340,8 @@ int main(int argc, char **argv)
 	rng = seed ? seed : 1;
 	for (i = 0; i < sizeof(pool); i++)
 		pool[i] = (uint8_t)rnd();
+	for (i = 0; i < sizeof(text_pool); i++)
+		text_pool[i] = (uint8_t)(0x20 + rnd() % 95);
 	printf("replay: %lu generated inputs, seed 0x%llx\n", n, (unsigned long long)seed);
 	fflush(stdout);
 	for (i = 0; i < n; i++) {

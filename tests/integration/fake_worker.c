@@ -7,6 +7,12 @@
  *          pile up in it), until the service closes it (at most 60 s)
  *   late   stay silent until the service says SW_EXIT (its host left before it was ready), then
  *          send the one SW_READY a real worker sends on its way and exit 0 (at most 20 s)
+ *   stats  SW_READY, then one SW_STATS with known values (cmds 7, notifs 5, UCX "fake-ucx 9.9"),
+ *          then wait for the hang-up, reading nothing (at most 60 s)
+ *   badstats   SW_READY, then a SW_STATS claiming more hosts connected than ever connected
+ *   earlystats a valid SW_STATS before SW_READY
+ *   statsflood SW_READY, then valid SW_STATS as fast as it can (at most 20 s)
+ *          (each of the last three then waits for the hang-up, at most 60 s)
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #include <errno.h>
@@ -53,6 +59,72 @@ static int fake_send_ready(int fd)
 	if (sdp_urom_msg_pack(&msg, buf, sizeof(buf), &len) != DOCA_SUCCESS ||
 	    send(fd, buf, len, MSG_NOSIGNAL) != (ssize_t)len)
 		return 1;
+	return 0;
+}
+
+/*
+ * One SW_STATS with known values; bad: hosts_connected patched above hosts_total on the wire
+ * (pack refuses to write it). 0 when sent.
+ */
+static int fake_send_stats(int fd, int bad)
+{
+	static const char version[] = "fake-ucx 9.9", tls[] = "tcp", dev[] = "lo",
+			  res[] = "tcp/lo,self/memory0";
+	struct sdp_urom_msg msg;
+	uint8_t buf[512];
+	size_t len = 0;
+
+	memset(&msg, 0, sizeof(msg));
+	msg.hdr.type = SDP_UROM_MSG_SW_STATS;
+	msg.u.sw_stats.uptime_ms = 1234;
+	msg.u.sw_stats.cmds = 7;
+	msg.u.sw_stats.cmd_bytes = 280;
+	msg.u.sw_stats.cmds_refused = 2;
+	msg.u.sw_stats.notifs = 5;
+	msg.u.sw_stats.notif_bytes = 160;
+	msg.u.sw_stats.notifs_error = 1;
+	msg.u.sw_stats.hosts_connected = 1;
+	msg.u.sw_stats.hosts_total = 3;
+	msg.u.sw_stats.ucx_version.data = (const uint8_t *)version;
+	msg.u.sw_stats.ucx_version.len = sizeof(version) - 1;
+	msg.u.sw_stats.ucx_tls.data = (const uint8_t *)tls;
+	msg.u.sw_stats.ucx_tls.len = sizeof(tls) - 1;
+	msg.u.sw_stats.ucx_net_devices.data = (const uint8_t *)dev;
+	msg.u.sw_stats.ucx_net_devices.len = sizeof(dev) - 1;
+	msg.u.sw_stats.ucx_resources.data = (const uint8_t *)res;
+	msg.u.sw_stats.ucx_resources.len = sizeof(res) - 1;
+	if (sdp_urom_msg_pack(&msg, buf, sizeof(buf), &len) != DOCA_SUCCESS)
+		return 1;
+	if (bad) /* hosts_connected: header, ten u64 counters in */
+		buf[SDP_UROM_HDR_LEN + 80] = 4;
+	return send(fd, buf, len, MSG_NOSIGNAL) == (ssize_t)len ? 0 : 1;
+}
+
+static void fake_wait_hangup(int fd)
+{
+	struct pollfd p = {.fd = fd, .events = 0};
+
+	poll(&p, 1, 60000);
+}
+
+static int fake_stats(int fd, const char *mode)
+{
+	if (strcmp(mode, "earlystats") == 0) {
+		if (fake_send_stats(fd, 0) != 0 || fake_send_ready(fd) != 0)
+			return 1;
+	} else if (fake_send_ready(fd) != 0) {
+		return 1;
+	} else if (strcmp(mode, "statsflood") == 0) {
+		time_t end = time(NULL) + 20;
+
+		while (time(NULL) < end)
+			if (fake_send_stats(fd, 0) != 0 && errno != EINTR && errno != ENOBUFS &&
+			    errno != EAGAIN)
+				break;
+	} else if (fake_send_stats(fd, strcmp(mode, "badstats") == 0) != 0) {
+		return 1;
+	}
+	fake_wait_hangup(fd);
 	return 0;
 }
 
@@ -106,6 +178,9 @@ int main(int argc, char **argv)
 		return fake_deaf(fd);
 	if (strcmp(mode, "late") == 0)
 		return fake_late(fd);
+	if (strcmp(mode, "stats") == 0 || strcmp(mode, "badstats") == 0 ||
+	    strcmp(mode, "earlystats") == 0 || strcmp(mode, "statsflood") == 0)
+		return fake_stats(fd, mode);
 	fprintf(stderr, "fake_worker: unknown SDP_FAKE_WORKER=%s\n", mode);
 	return 2;
 }

@@ -9,6 +9,9 @@
  *    SW_ADD_HOST cannot be sent; the attach in progress is refused with IO_FAILED, logged once,
  *    and the worker is killed, so its other hosts get WORKER_EXIT (the message used to be
  *    dropped with a warning, the attach answered as a success).
+ *  - SW_STATS: a valid one is kept and shown in the status (the worker's own numbers, its UCX
+ *    facts, the snapshot's age); one with contradicting counts, one before SW_READY and a flood
+ *    of them (more than UROMD_STATS_PER_S_MAX a second) each make a broken worker, logged once.
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #include <json-c/json.h>
@@ -147,6 +150,150 @@ static void test_ready_while_exiting(void)
 	T_EQ_INT(log_count("broken worker"), broken);
 }
 
+/* Wait (bounded) for WORKER_EXIT of id on the raw host; 1 when it came. */
+static int wait_worker_exit(uint64_t id)
+{
+	int64_t deadline = t_now_ms() + 10000;
+	struct sdp_urom_msg reply;
+
+	while (t_now_ms() < deadline) {
+		if (t_raw_recv(&r, &reply, 1000) != DOCA_SUCCESS)
+			continue;
+		if (reply.hdr.type == SDP_UROM_MSG_WORKER_EXIT &&
+		    reply.u.worker_exit.worker_id == id)
+			return 1;
+	}
+	return 0;
+}
+
+static uint64_t json_u64(struct json_object *o, const char *key)
+{
+	struct json_object *v;
+
+	if (o == NULL || !json_object_object_get_ex(o, key, &v) ||
+	    !json_object_is_type(v, json_type_int)) {
+		t_fail("status: key \"%s\" missing or not a number", key);
+		return UINT64_MAX;
+	}
+	return json_object_get_uint64(v);
+}
+
+static const char *json_text(struct json_object *o, const char *key)
+{
+	struct json_object *v;
+
+	if (o == NULL || !json_object_object_get_ex(o, key, &v) ||
+	    !json_object_is_type(v, json_type_string))
+		return "(missing)";
+	return json_object_get_string(v);
+}
+
+/* A worker whose one SW_STATS carries known numbers: the status shows exactly them. */
+static void test_stats(void)
+{
+	static char json[65536];
+	int broken = log_count("broken worker"), found = 0;
+	struct json_object *root = NULL, *workers, *w = NULL, *c = NULL, *u = NULL, *res, *age;
+	struct sdp_urom_msg reply, msg;
+	int64_t deadline;
+	uint64_t dest = 0;
+
+	T_OK(spawn(11, "SDP_FAKE_WORKER=stats", &reply));
+	dest = reply.u.spawn_reply.dest_id;
+	deadline = t_now_ms() + 5000;
+	while (!found && t_now_ms() < deadline) {
+		json_object_put(root);
+		root = NULL;
+		if (t_raw_status(d.port, d.secret_file, json, sizeof(json)) != DOCA_SUCCESS)
+			break;
+		root = json_tokener_parse(json);
+		if (root == NULL || !json_object_object_get_ex(root, "workers", &workers))
+			break;
+		for (size_t i = 0; i < json_object_array_length(workers); i++) {
+			w = json_object_array_get_idx(workers, i);
+			if (json_u64(w, "id") == 11 &&
+			    json_object_object_get_ex(w, "counters", &c) && c != NULL)
+				found = 1;
+			if (found)
+				break;
+		}
+		if (!found)
+			t_sleep_ms(20); /* poll interval */
+	}
+	T_TRUE(found);
+	if (found) {
+		T_EQ_INT(json_u64(c, "uptime_ms"), 1234);
+		T_EQ_INT(json_u64(c, "cmds"), 7);
+		T_EQ_INT(json_u64(c, "cmd_bytes"), 280);
+		T_EQ_INT(json_u64(c, "cmds_refused"), 2);
+		T_EQ_INT(json_u64(c, "notifs"), 5);
+		T_EQ_INT(json_u64(c, "notif_bytes"), 160);
+		T_EQ_INT(json_u64(c, "notifs_error"), 1);
+		T_EQ_INT(json_u64(c, "notifs_dropped"), 0);
+		T_EQ_INT(json_u64(c, "connects_refused"), 0);
+		T_EQ_INT(json_u64(c, "domains_committed"), 0);
+		T_EQ_INT(json_u64(c, "hosts_connected"), 1);
+		T_EQ_INT(json_u64(c, "hosts_total"), 3);
+		T_TRUE(json_object_object_get_ex(w, "stats_age_ms", &age) &&
+		       json_object_is_type(age, json_type_int) &&
+		       json_object_get_uint64(age) < 10000);
+		T_TRUE(json_object_object_get_ex(w, "ucx", &u) && u != NULL);
+		T_EQ_STR(json_text(u, "version"), "fake-ucx 9.9");
+		T_EQ_STR(json_text(u, "tls"), "tcp");
+		T_EQ_STR(json_text(u, "net_devices"), "lo");
+		T_TRUE(json_object_object_get_ex(u, "resources", &res) &&
+		       json_object_is_type(res, json_type_array) &&
+		       json_object_array_length(res) == 2);
+		if (json_object_array_length(res) == 2) {
+			T_EQ_STR(json_object_get_string(json_object_array_get_idx(res, 0)),
+				 "tcp/lo");
+			T_EQ_STR(json_object_get_string(json_object_array_get_idx(res, 1)),
+				 "self/memory0");
+		}
+		/* The keys that were there before stay, with their values. */
+		T_EQ_INT(json_u64(w, "pid") > 0, 1);
+		T_EQ_STR(json_text(w, "state"), "running");
+	}
+	json_object_put(root);
+	T_EQ_INT(log_count("broken worker"), broken);
+	/* Released: SW_EXIT, which the fake ignores, then SIGKILL at the exit deadline. */
+	memset(&msg, 0, sizeof(msg));
+	msg.hdr.type = SDP_UROM_MSG_RELEASE;
+	msg.u.release.worker_id = 11;
+	msg.u.release.dest_id = dest;
+	T_OK(t_raw_send(&r, &msg, 0));
+	T_EQ_INT(t_uromd_wait_workers(&d, 0, 10000), 0);
+}
+
+/* SW_STATS a worker must not send: each makes it a broken worker, killed and logged once. */
+static void test_bad_stats(void)
+{
+	static char json[65536];
+	struct sdp_urom_msg reply;
+	int64_t t0;
+
+	/* Counts that contradict each other (after a good SW_READY: the spawn succeeded). */
+	T_OK(spawn(12, "SDP_FAKE_WORKER=badstats", &reply));
+	T_TRUE(wait_worker_exit(12));
+	T_EQ_INT(log_count("field sw_stats.hosts_connected"), 1);
+	T_EQ_INT(t_uromd_wait_workers(&d, 0, 5000), 0);
+
+	/* SW_STATS before SW_READY: the spawn in progress fails. */
+	T_STATUS(spawn(13, "SDP_FAKE_WORKER=earlystats", &reply), DOCA_ERROR_IO_FAILED);
+	T_EQ_INT(log_count("SW_STATS before SW_READY"), 1);
+	T_EQ_INT(t_uromd_wait_workers(&d, 0, 5000), 0);
+
+	/* A flood of valid ones. */
+	T_OK(spawn(14, "SDP_FAKE_WORKER=statsflood", &reply));
+	T_TRUE(wait_worker_exit(14));
+	T_EQ_INT(log_count("SW_STATS in a second"), 1);
+	T_EQ_INT(t_uromd_wait_workers(&d, 0, 5000), 0);
+	t0 = t_now_ms();
+	T_OK(t_raw_status(d.port, d.secret_file, json, sizeof(json)));
+	T_TRUE(t_now_ms() - t0 < 2000);
+	T_EQ_INT(t_status_num_workers(json), 0);
+}
+
 /* Connect and authenticate the raw host. */
 static doca_error_t host_connect(void)
 {
@@ -179,6 +326,10 @@ int main(void)
 		test_flood();
 		test_deaf();
 		test_ready_while_exiting();
+		/* test_ready_while_exiting closed the raw host: a new one. */
+		T_OK(host_connect());
+		test_stats();
+		test_bad_stats();
 	}
 	t_raw_close(&r);
 	T_TRUE(t_uromd_alive(&d));

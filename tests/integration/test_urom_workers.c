@@ -2,10 +2,20 @@
  * Integration: worker contexts against a real daemon. Spawn and teardown (a worker process
  * appears and goes away), DOCA_UROM_WORKER_ID_ANY versus a fixed id (a second connection to the
  * same id attaches to the same process, gets its own channel and both work), the gid query task,
- * env rules (spaces refused, the env reaches the worker, env on a running id refused), and the
- * wrong-state calls of worker contexts and tasks.
+ * env rules (spaces refused, the env reaches the worker, env on a running id refused), the
+ * wrong-state calls of worker contexts and tasks, and the worker's counters and UCX facts in
+ * `softdpu service status` (--json and text): a known number of loopbacks and one malformed
+ * graph command show up in them within a bounded wait, and ucx.version is this build's UCX.
  * SPDX-License-Identifier: BSD-3-Clause
  */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+
+#include <json-c/json.h>
+#include <ucp/api/ucp.h>
+
+#include "doca_buf.h"
 #include "t_urom.h"
 #include "t_uromd.h"
 
@@ -331,6 +341,275 @@ static void test_wrong_state(void)
 	T_EQ_INT(t_uromd_wait_workers(&d, 0, 5000), 0);
 }
 
+/* Run `softdpu service status [--json]` against d; its stdout into out. The exit status. */
+static int cli_status(int json, char *out, size_t size)
+{
+	const char *cli = getenv("SDP_TEST_CLI");
+	char cmd[4 * PATH_MAX];
+	size_t n;
+	FILE *p;
+
+	out[0] = '\0';
+	if (cli == NULL) {
+		t_fail("SDP_TEST_CLI is not set");
+		return -1;
+	}
+	snprintf(cmd, sizeof(cmd),
+		 "timeout 30 '%s' service status %s --run-dir '%s' --secret-file '%s' --addr %s",
+		 cli, json ? "--json" : "", d.run_dir, d.secret_file, d.addr);
+	p = popen(cmd, "r");
+	if (p == NULL) {
+		t_fail("popen %s: %s", cli, strerror(errno));
+		return -1;
+	}
+	n = fread(out, 1, size - 1, p);
+	out[n] = '\0';
+	return pclose(p);
+}
+
+/* What the status says about worker id. */
+struct st_worker {
+	int found, have_stats;
+	uint64_t cmds, cmd_bytes, cmds_refused, notifs, notif_bytes, notifs_error, notifs_dropped;
+	uint64_t hosts_connected, hosts_total, uptime_ms, stats_age_ms;
+	char version[80], tls[256], net_devices[256];
+	size_t num_resources;
+};
+
+static uint64_t st_u64(struct json_object *o, const char *key)
+{
+	struct json_object *v;
+
+	if (o == NULL || !json_object_object_get_ex(o, key, &v) ||
+	    !json_object_is_type(v, json_type_int)) {
+		t_fail("status: worker key \"%s\" missing or not a number", key);
+		return 0;
+	}
+	return json_object_get_uint64(v);
+}
+
+static void st_text(struct json_object *o, const char *key, char *dst, size_t size)
+{
+	struct json_object *v;
+
+	dst[0] = '\0';
+	if (o == NULL || !json_object_object_get_ex(o, key, &v) ||
+	    !json_object_is_type(v, json_type_string)) {
+		t_fail("status: ucx key \"%s\" missing or not a string", key);
+		return;
+	}
+	snprintf(dst, size, "%s", json_object_get_string(v));
+}
+
+/* Query `softdpu service status --json` and pick worker id out of it; 0 = a document came. */
+static int status_of(uint64_t id, struct st_worker *out)
+{
+	static char json[1 << 16];
+	struct json_object *root, *workers, *running, *ucx, *c, *age, *res;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	rc = cli_status(1, json, sizeof(json));
+	root = json_tokener_parse(json);
+	if (rc != 0 || root == NULL) {
+		t_fail("softdpu service status --json: exit %d, output:\n%s", rc, json);
+		json_object_put(root);
+		return -1;
+	}
+	if (!json_object_object_get_ex(root, "running", &running) ||
+	    !json_object_get_boolean(running) ||
+	    !json_object_object_get_ex(root, "workers", &workers) ||
+	    !json_object_is_type(workers, json_type_array)) {
+		t_fail("status --json: no \"running\": true or no \"workers\": %s", json);
+		json_object_put(root);
+		return -1;
+	}
+	for (size_t i = 0; i < json_object_array_length(workers); i++) {
+		struct json_object *w = json_object_array_get_idx(workers, i), *v;
+
+		if (!json_object_object_get_ex(w, "id", &v) || json_object_get_uint64(v) != id)
+			continue;
+		out->found = 1;
+		/* The three keys are always there: null until the first SW_STATS. */
+		if (!json_object_object_get_ex(w, "ucx", &ucx) ||
+		    !json_object_object_get_ex(w, "counters", &c) ||
+		    !json_object_object_get_ex(w, "stats_age_ms", &age)) {
+			t_fail("status: worker %" PRIu64 " lacks ucx, counters or stats_age_ms",
+			       id);
+			break;
+		}
+		if (c == NULL || ucx == NULL || age == NULL) {
+			if (c != NULL || ucx != NULL || age != NULL)
+				t_fail("status: ucx, counters and stats_age_ms not all null");
+			break;
+		}
+		out->have_stats = 1;
+		out->cmds = st_u64(c, "cmds");
+		out->cmd_bytes = st_u64(c, "cmd_bytes");
+		out->cmds_refused = st_u64(c, "cmds_refused");
+		out->notifs = st_u64(c, "notifs");
+		out->notif_bytes = st_u64(c, "notif_bytes");
+		out->notifs_error = st_u64(c, "notifs_error");
+		out->notifs_dropped = st_u64(c, "notifs_dropped");
+		out->hosts_connected = st_u64(c, "hosts_connected");
+		out->hosts_total = st_u64(c, "hosts_total");
+		out->uptime_ms = st_u64(c, "uptime_ms");
+		(void)st_u64(c, "connects_refused");
+		(void)st_u64(c, "domains_committed");
+		out->stats_age_ms = json_object_get_uint64(age);
+		st_text(ucx, "version", out->version, sizeof(out->version));
+		st_text(ucx, "tls", out->tls, sizeof(out->tls));
+		st_text(ucx, "net_devices", out->net_devices, sizeof(out->net_devices));
+		if (json_object_object_get_ex(ucx, "resources", &res) &&
+		    json_object_is_type(res, json_type_array))
+			out->num_resources = json_object_array_length(res);
+		else
+			t_fail("status: ucx.resources missing or not an array");
+		break;
+	}
+	json_object_put(root);
+	return 0;
+}
+
+/* Poll the status (bounded) until worker id reports at least cmds commands and notifs. */
+static int wait_counts(uint64_t id, uint64_t cmds, uint64_t notifs, struct st_worker *out)
+{
+	int64_t deadline = t_now_ms() + T_WAIT_MS;
+
+	do {
+		if (status_of(id, out) != 0)
+			return -1;
+		if (out->have_stats && out->cmds >= cmds && out->notifs >= notifs)
+			return 0;
+		t_sleep_ms(50); /* poll interval; the worker pushes every 500 ms at most */
+	} while (t_now_ms() < deadline);
+	t_fail("status: worker %" PRIu64 " did not reach %" PRIu64 " commands and %" PRIu64
+	       " notifications within %d ms (found %d, stats %d, cmds %" PRIu64 ", notifs %" PRIu64
+	       ")",
+	       id, cmds, notifs, T_WAIT_MS, out->found, out->have_stats, out->cmds, out->notifs);
+	return -1;
+}
+
+static doca_error_t bad_status;
+static int bad_done;
+
+static void bad_cb(struct doca_urom_worker_cmd_task *task, union doca_data task_user_data,
+		   union doca_data ctx_user_data)
+{
+	(void)task_user_data;
+	(void)ctx_user_data;
+	bad_status = doca_task_get_status(doca_urom_worker_cmd_task_as_task(task));
+	bad_done = 1;
+	(void)doca_urom_worker_cmd_task_release(task);
+}
+
+/* A graph command of 8 bytes (the plugin wants 16): the plugin answers INVALID_VALUE. */
+static void send_bad_graph_cmd(struct doca_urom_worker *w)
+{
+	struct doca_urom_worker_cmd_task *task = NULL;
+	struct doca_buf *pb;
+	void *data = NULL;
+	long done = 0;
+	int64_t deadline;
+
+	bad_done = 0;
+	T_OK(doca_urom_worker_cmd_task_allocate_init(w, s.graph_id, &task));
+	if (task == NULL)
+		return;
+	pb = doca_urom_worker_cmd_task_get_payload(task);
+	T_OK(doca_buf_get_data(pb, &data));
+	memset(data, 0, 8);
+	T_OK(doca_buf_set_data(pb, data, 8));
+	doca_urom_worker_cmd_task_set_cb(task, bad_cb);
+	T_OK(doca_task_submit(doca_urom_worker_cmd_task_as_task(task)));
+	deadline = t_now_ms() + T_WAIT_MS;
+	while (!bad_done && t_now_ms() < deadline)
+		t_pe_step(s.pe, 5);
+	done = bad_done;
+	T_EQ_INT(done, 1);
+	T_STATUS(bad_status, DOCA_ERROR_INVALID_VALUE);
+}
+
+static void test_status_counters(void)
+{
+	enum {
+		N = 25
+	};
+	struct t_worker_cfg cfg = graph_cfg(DOCA_UROM_WORKER_ID_ANY);
+	static char text[1 << 16];
+	struct doca_urom_worker *w = NULL;
+	struct st_worker a, b, c;
+	const char *tls = getenv("UCX_TLS"), *nd = getenv("UCX_NET_DEVICES");
+	char want[128];
+	uint64_t id = 0, i;
+	int64_t deadline;
+
+	T_OK(t_worker_start(&s, s.pe, &cfg, &w));
+	if (w == NULL)
+		return;
+	T_OK(doca_urom_worker_get_id(w, &id));
+
+	/* The first snapshot comes with SW_READY: UCX facts and one host, before any command. */
+	deadline = t_now_ms() + T_WAIT_MS;
+	do {
+		if (status_of(id, &a) != 0)
+			break;
+		if (a.have_stats && a.hosts_connected == 1)
+			break;
+		t_sleep_ms(50);
+	} while (t_now_ms() < deadline);
+	T_TRUE(a.found);
+	T_TRUE(a.have_stats);
+	T_EQ_STR(a.version, ucp_get_version_string());
+	T_EQ_STR(a.tls, tls != NULL && tls[0] != '\0' ? tls : "default");
+	/* Unset, the service gives workers of its loopback listener UCX_NET_DEVICES=lo. */
+	T_EQ_STR(a.net_devices, nd != NULL && nd[0] != '\0' ? nd : "lo");
+	T_TRUE(a.num_resources > 0);
+	T_EQ_INT(a.hosts_connected, 1);
+	T_EQ_INT(a.hosts_total, 1);
+	T_EQ_INT(a.cmds_refused, 0);
+	T_EQ_INT(a.notifs_error, 0);
+	T_EQ_INT(a.notifs_dropped, 0);
+	T_TRUE(a.uptime_ms < 60000 && a.stats_age_ms < 60000);
+
+	/* N loopbacks: N commands of 40 bytes (24 of header, 16 of graph command) and N answers. */
+	for (i = 0; i < N; i++)
+		T_OK(t_loop_one(&loop, w, s.pe, NULL, 100 + i));
+	if (wait_counts(id, a.cmds + N, a.notifs + N, &b) == 0) {
+		T_EQ_INT(b.cmds, a.cmds + N);
+		T_EQ_INT(b.notifs, a.notifs + N);
+		T_EQ_INT(b.cmd_bytes - a.cmd_bytes, N * 40);
+		T_TRUE(b.notif_bytes - a.notif_bytes >= N * 32);
+		T_EQ_INT(b.cmds_refused, 0);
+		T_EQ_INT(b.notifs_error, 0);
+		T_EQ_INT(b.notifs_dropped, 0);
+		T_EQ_INT(b.hosts_connected, 1);
+		T_TRUE(b.uptime_ms >= a.uptime_ms);
+	}
+
+	/* A command the plugin takes and answers with an error: counted, not refused. */
+	send_bad_graph_cmd(w);
+	if (wait_counts(id, b.cmds + 1, b.notifs + 1, &c) == 0) {
+		T_EQ_INT(c.cmds, b.cmds + 1);
+		T_EQ_INT(c.cmd_bytes - b.cmd_bytes, 32);
+		T_EQ_INT(c.notifs_error, 1);
+		T_EQ_INT(c.cmds_refused, 0);
+	}
+
+	/* The text summary shows the same numbers, one line each for UCX and the counters. */
+	T_EQ_INT(cli_status(0, text, sizeof(text)), 0);
+	snprintf(want, sizeof(want), "UCX %s  UCX_TLS ", ucp_get_version_string());
+	if (strstr(text, want) == NULL)
+		t_fail("status text lacks \"%s\":\n%s", want, text);
+	snprintf(want, sizeof(want), "cmds %" PRIu64 " (0 refused)  notifs %" PRIu64 " (1 errors",
+		 c.cmds, c.notifs);
+	if (strstr(text, want) == NULL)
+		t_fail("status text lacks \"%s\":\n%s", want, text);
+
+	t_worker_close(&s, s.pe, w);
+	T_EQ_INT(t_uromd_wait_workers(&d, 0, 5000), 0);
+}
+
 int main(void)
 {
 	if (t_uromd_start(&d, NULL) != 0)
@@ -344,6 +623,7 @@ int main(void)
 		test_gid_query();
 		test_env();
 		test_wrong_state();
+		test_status_counters();
 	}
 	t_svc_close(&s);
 	t_loop_fini(&loop);

@@ -2,7 +2,9 @@
  * Unit test: the UROM wire format. Every message type round-trips field by field; every
  * truncation, bad magic, trailing byte, oversized count and unknown type is refused with
  * INVALID_VALUE; another protocol version gives NOT_SUPPORTED with the header filled; 100k random
- * and mutated buffers never crash, and whatever parses packs back to the same bytes.
+ * and mutated buffers never crash, and whatever parses packs back to the same bytes. SW_STATS:
+ * counts that contradict each other, strings too long or not printable, and lengths that do not
+ * match the body are refused by both pack and unpack; the bounds themselves are accepted.
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #include <stdint.h>
@@ -23,12 +25,20 @@ static const uint16_t all_types[] = {
 	SDP_UROM_MSG_W_CONNECT,	    SDP_UROM_MSG_W_CONNECT_REPLY, SDP_UROM_MSG_W_CMD,
 	SDP_UROM_MSG_W_NOTIF,	    SDP_UROM_MSG_W_DISCONNECT,	  SDP_UROM_MSG_SW_READY,
 	SDP_UROM_MSG_SW_ADD_HOST,   SDP_UROM_MSG_SW_DEL_HOST,	  SDP_UROM_MSG_SW_EXIT,
+	SDP_UROM_MSG_SW_STATS,
 };
 #define NUM_TYPES (sizeof(all_types) / sizeof(all_types[0]))
 
 /* Byte strings the filled messages point to. */
 static uint8_t blob[4096];
 static uint8_t gid_ids[3 * 8];
+
+static struct sdp_urom_bytes text(const char *s)
+{
+	struct sdp_urom_bytes b = {(const uint8_t *)s, (uint32_t)strlen(s)};
+
+	return b;
+}
 
 static struct sdp_urom_bytes bytes(size_t off, uint32_t len)
 {
@@ -180,6 +190,24 @@ static void fill(uint16_t type, struct sdp_urom_msg *m)
 		break;
 	case SDP_UROM_MSG_SW_EXIT:
 		break;
+	case SDP_UROM_MSG_SW_STATS:
+		m->u.sw_stats.uptime_ms = 0x0102030405060708ull;
+		m->u.sw_stats.cmds = 1000;
+		m->u.sw_stats.cmd_bytes = 0x1122334455ull;
+		m->u.sw_stats.cmds_refused = 7;
+		m->u.sw_stats.notifs = 999;
+		m->u.sw_stats.notif_bytes = 0x2233445566ull;
+		m->u.sw_stats.notifs_error = 8;
+		m->u.sw_stats.notifs_dropped = 9;
+		m->u.sw_stats.connects_refused = 10;
+		m->u.sw_stats.domains_committed = 11;
+		m->u.sw_stats.hosts_connected = 3;
+		m->u.sw_stats.hosts_total = 0x80000001u;
+		m->u.sw_stats.ucx_version = text("1.13.1");
+		m->u.sw_stats.ucx_tls = text("default");
+		m->u.sw_stats.ucx_net_devices = text("lo");
+		m->u.sw_stats.ucx_resources = text("self/memory0,tcp/lo,sysv/memory");
+		break;
 	}
 }
 
@@ -324,6 +352,24 @@ static void compare(const struct sdp_urom_msg *want, const struct sdp_urom_msg *
 		EQ_U(sw_del_host.dest_id);
 		break;
 	case SDP_UROM_MSG_SW_EXIT:
+		break;
+	case SDP_UROM_MSG_SW_STATS:
+		EQ_U(sw_stats.uptime_ms);
+		EQ_U(sw_stats.cmds);
+		EQ_U(sw_stats.cmd_bytes);
+		EQ_U(sw_stats.cmds_refused);
+		EQ_U(sw_stats.notifs);
+		EQ_U(sw_stats.notif_bytes);
+		EQ_U(sw_stats.notifs_error);
+		EQ_U(sw_stats.notifs_dropped);
+		EQ_U(sw_stats.connects_refused);
+		EQ_U(sw_stats.domains_committed);
+		EQ_U(sw_stats.hosts_connected);
+		EQ_U(sw_stats.hosts_total);
+		EQ_BYTES(sw_stats.ucx_version);
+		EQ_BYTES(sw_stats.ucx_tls);
+		EQ_BYTES(sw_stats.ucx_net_devices);
+		EQ_BYTES(sw_stats.ucx_resources);
 		break;
 	default:
 		t_fail("no comparison for type %u", want->hdr.type);
@@ -626,6 +672,179 @@ static void test_random(void)
 	T_TRUE(parsed > 1000);
 }
 
+/*
+ * SW_STATS bytes as a worker of another mind could send them: no checks at all. counts: the ten
+ * u64 counters in wire order; strs/lens: the four strings with the lengths their headers claim
+ * (a claim past the real bytes is a malformed length). Returns the length.
+ */
+static size_t raw_stats(uint8_t *p, const uint64_t counts[10], uint32_t connected, uint32_t total,
+			const char *const strs[4], const uint32_t lens[4])
+{
+	size_t pos = SDP_UROM_HDR_LEN;
+	int i, b;
+
+	for (i = 0; i < 10; i++)
+		for (b = 0; b < 8; b++)
+			p[pos++] = (uint8_t)(counts[i] >> (8 * b));
+	put_u32(p + pos, connected);
+	put_u32(p + pos + 4, total);
+	pos += 8;
+	for (i = 0; i < 4; i++) {
+		size_t n = strlen(strs[i]);
+
+		put_u32(p + pos, lens[i]);
+		memcpy(p + pos + 4, strs[i], n);
+		pos += 4 + n;
+	}
+	put_u32(p, SDP_UROM_MAGIC);
+	put_u16(p + 4, SDP_UROM_PROTO_VERSION);
+	put_u16(p + 6, SDP_UROM_MSG_SW_STATS);
+	memset(p + 8, 0, 8);
+	put_u32(p + 16, (uint32_t)(pos - SDP_UROM_HDR_LEN));
+	return pos;
+}
+
+/* unpack of len bytes of p (an exact heap copy): the status. */
+static doca_error_t unpack_copy(const uint8_t *p, size_t len, struct sdp_urom_msg *out)
+{
+	uint8_t *copy = malloc(len);
+	doca_error_t st;
+
+	memcpy(copy, p, len);
+	st = sdp_urom_msg_unpack(copy, len, out);
+	free(copy);
+	return st;
+}
+
+static void test_stats_bounds(void)
+{
+	static char long_str[SDP_UROM_STATS_STR_MAX + 2], long_ver[SDP_UROM_STATS_VERSION_MAX + 2];
+	static uint8_t raw[8192];
+	const uint64_t ok_counts[10] = {5, 10, 2, 4, 80, 1, 0, 0, 0, 0};
+	uint64_t counts[10];
+	const char *strs[4] = {"1.13.1", "default", "lo", "tcp/lo"};
+	uint32_t lens[4] = {6, 7, 2, 6};
+	struct sdp_urom_msg m, out;
+	size_t len, need;
+
+	/* The raw builder matches pack: a sane snapshot parses. */
+	len = raw_stats(raw, ok_counts, 1, 2, strs, lens);
+	T_OK(unpack_copy(raw, len, &out));
+	T_EQ_INT(out.u.sw_stats.cmds, 10);
+	T_EQ_INT(out.u.sw_stats.cmd_bytes, 2);
+	T_EQ_INT(out.u.sw_stats.cmds_refused, 4);
+	T_EQ_INT(out.u.sw_stats.notifs, 80);
+	T_EQ_INT(out.u.sw_stats.hosts_total, 2);
+	T_EQ_INT(out.u.sw_stats.ucx_resources.len, 6);
+
+	/* Counts that contradict each other: refused on the wire. */
+	memcpy(counts, ok_counts, sizeof(counts));
+	counts[3] = counts[1] + 1; /* cmds_refused > cmds */
+	len = raw_stats(raw, counts, 1, 2, strs, lens);
+	T_STATUS(unpack_copy(raw, len, &out), DOCA_ERROR_INVALID_VALUE);
+	memcpy(counts, ok_counts, sizeof(counts));
+	counts[6] = counts[4] + 1; /* notifs_error > notifs */
+	len = raw_stats(raw, counts, 1, 2, strs, lens);
+	T_STATUS(unpack_copy(raw, len, &out), DOCA_ERROR_INVALID_VALUE);
+	len = raw_stats(raw, ok_counts, 3, 2, strs, lens); /* connected > total */
+	T_STATUS(unpack_copy(raw, len, &out), DOCA_ERROR_INVALID_VALUE);
+	len = raw_stats(raw, ok_counts, UINT32_MAX, UINT32_MAX, strs, lens); /* equal: fine */
+	T_OK(unpack_copy(raw, len, &out));
+
+	/* Lengths that do not match the bytes: past the body, or short of it. */
+	lens[1] = 8;
+	len = raw_stats(raw, ok_counts, 1, 2, strs, lens);
+	T_STATUS(unpack_copy(raw, len, &out), DOCA_ERROR_INVALID_VALUE);
+	lens[1] = 6;
+	len = raw_stats(raw, ok_counts, 1, 2, strs, lens);
+	T_STATUS(unpack_copy(raw, len, &out), DOCA_ERROR_INVALID_VALUE);
+	lens[1] = UINT32_MAX;
+	len = raw_stats(raw, ok_counts, 1, 2, strs, lens);
+	T_STATUS(unpack_copy(raw, len, &out), DOCA_ERROR_INVALID_VALUE);
+	lens[1] = 7;
+
+	/* Not printable: a newline, DEL, a byte above 0x7e, a NUL. */
+	strs[2] = "l\no";
+	lens[2] = 3;
+	len = raw_stats(raw, ok_counts, 1, 2, strs, lens);
+	T_STATUS(unpack_copy(raw, len, &out), DOCA_ERROR_INVALID_VALUE);
+	strs[2] = "l\x7f";
+	lens[2] = 2;
+	len = raw_stats(raw, ok_counts, 1, 2, strs, lens);
+	T_STATUS(unpack_copy(raw, len, &out), DOCA_ERROR_INVALID_VALUE);
+	strs[2] = "l\xc3\xa9";
+	lens[2] = 3;
+	len = raw_stats(raw, ok_counts, 1, 2, strs, lens);
+	T_STATUS(unpack_copy(raw, len, &out), DOCA_ERROR_INVALID_VALUE);
+	strs[2] = "lo";
+	lens[2] = 2;
+	len = raw_stats(raw, ok_counts, 1, 2, strs, lens);
+	raw[len - 4 - 6 - 1] = 0; /* the last byte of net_devices ("lo" -> "l\0") */
+	T_STATUS(unpack_copy(raw, len, &out), DOCA_ERROR_INVALID_VALUE);
+
+	/* The bounds: exactly the maximum parses, one more byte does not. */
+	memset(long_ver, 'v', SDP_UROM_STATS_VERSION_MAX);
+	memset(long_str, 's', SDP_UROM_STATS_STR_MAX);
+	strs[0] = long_ver;
+	lens[0] = SDP_UROM_STATS_VERSION_MAX;
+	strs[3] = long_str;
+	lens[3] = SDP_UROM_STATS_STR_MAX;
+	len = raw_stats(raw, ok_counts, 1, 2, strs, lens);
+	T_OK(unpack_copy(raw, len, &out));
+	T_EQ_INT(out.u.sw_stats.ucx_version.len, SDP_UROM_STATS_VERSION_MAX);
+	T_EQ_INT(out.u.sw_stats.ucx_resources.len, SDP_UROM_STATS_STR_MAX);
+	long_ver[SDP_UROM_STATS_VERSION_MAX] = 'v';
+	lens[0] = SDP_UROM_STATS_VERSION_MAX + 1;
+	len = raw_stats(raw, ok_counts, 1, 2, strs, lens);
+	T_STATUS(unpack_copy(raw, len, &out), DOCA_ERROR_INVALID_VALUE);
+	long_ver[SDP_UROM_STATS_VERSION_MAX] = '\0';
+	lens[0] = SDP_UROM_STATS_VERSION_MAX;
+	long_str[SDP_UROM_STATS_STR_MAX] = 's';
+	lens[3] = SDP_UROM_STATS_STR_MAX + 1;
+	len = raw_stats(raw, ok_counts, 1, 2, strs, lens);
+	T_STATUS(unpack_copy(raw, len, &out), DOCA_ERROR_INVALID_VALUE);
+	long_str[SDP_UROM_STATS_STR_MAX] = '\0';
+
+	/* pack refuses what unpack refuses (INVALID_VALUE, nothing sized). */
+	fill(SDP_UROM_MSG_SW_STATS, &m);
+	T_OK(sdp_urom_msg_pack(&m, buf, sizeof(buf), &len));
+	m.u.sw_stats.cmds_refused = m.u.sw_stats.cmds + 1;
+	T_STATUS(sdp_urom_msg_pack(&m, buf, sizeof(buf), &len), DOCA_ERROR_INVALID_VALUE);
+	T_EQ_INT(sdp_urom_msg_packed_size(&m), 0);
+	fill(SDP_UROM_MSG_SW_STATS, &m);
+	m.u.sw_stats.notifs_error = m.u.sw_stats.notifs + 1;
+	T_STATUS(sdp_urom_msg_pack(&m, buf, sizeof(buf), &len), DOCA_ERROR_INVALID_VALUE);
+	fill(SDP_UROM_MSG_SW_STATS, &m);
+	m.u.sw_stats.hosts_connected = m.u.sw_stats.hosts_total + 1;
+	T_STATUS(sdp_urom_msg_pack(&m, buf, sizeof(buf), &len), DOCA_ERROR_INVALID_VALUE);
+	fill(SDP_UROM_MSG_SW_STATS, &m);
+	m.u.sw_stats.ucx_tls = text("rc,\tud");
+	T_STATUS(sdp_urom_msg_pack(&m, buf, sizeof(buf), &len), DOCA_ERROR_INVALID_VALUE);
+	fill(SDP_UROM_MSG_SW_STATS, &m);
+	long_ver[SDP_UROM_STATS_VERSION_MAX] = 'v';
+	m.u.sw_stats.ucx_version = text(long_ver);
+	need = 0;
+	T_STATUS(sdp_urom_msg_pack(&m, NULL, 0, &need), DOCA_ERROR_INVALID_VALUE);
+	T_EQ_INT(need, 0);
+	long_ver[SDP_UROM_STATS_VERSION_MAX] = '\0';
+	m.u.sw_stats.ucx_version = text(long_ver);
+	T_OK(sdp_urom_msg_pack(&m, buf, sizeof(buf), &len));
+	fill(SDP_UROM_MSG_SW_STATS, &m);
+	m.u.sw_stats.ucx_net_devices.data = NULL; /* length 2, no bytes */
+	T_STATUS(sdp_urom_msg_pack(&m, buf, sizeof(buf), &len), DOCA_ERROR_INVALID_VALUE);
+	fill(SDP_UROM_MSG_SW_STATS, &m);
+	m.u.sw_stats.ucx_resources = text(long_str);
+	m.u.sw_stats.ucx_resources.len = SDP_UROM_STATS_STR_MAX + 1;
+	T_STATUS(sdp_urom_msg_pack(&m, buf, sizeof(buf), &len), DOCA_ERROR_INVALID_VALUE);
+	/* Empty strings are fine. */
+	fill(SDP_UROM_MSG_SW_STATS, &m);
+	m.u.sw_stats.ucx_tls = text("");
+	T_OK(sdp_urom_msg_pack(&m, buf, sizeof(buf), &len));
+	T_OK(unpack_copy(buf, len, &out));
+	T_EQ_INT(out.u.sw_stats.ucx_tls.len, 0);
+	T_EQ_STR(sdp_urom_msg_type_name(SDP_UROM_MSG_SW_STATS), "SW_STATS");
+}
+
 int main(void)
 {
 	size_t i;
@@ -637,6 +856,7 @@ int main(void)
 	T_OK(doca_log_level_set_global_sdk_limit(DOCA_LOG_LEVEL_DISABLE));
 	test_roundtrip_and_truncation();
 	test_bad_input();
+	test_stats_bounds();
 	test_random();
 	T_DONE();
 }

@@ -85,6 +85,39 @@ static void wr_invalid(struct sdp_wr *w, const char *field)
 		w->bad = field;
 }
 
+/* 1 when b holds at most max bytes, all printable ASCII (SW_STATS strings). */
+static int urom_printable(const struct sdp_urom_bytes *b, uint32_t max)
+{
+	if (b->len > max || (b->len > 0 && b->data == NULL))
+		return 0;
+	for (uint32_t i = 0; i < b->len; i++)
+		if (b->data[i] < 0x20 || b->data[i] > 0x7e)
+			return 0;
+	return 1;
+}
+
+/* The ordering relations between SW_STATS counts; the first one broken, or NULL. */
+static const char *urom_stats_bad(const struct sdp_urom_msg *msg)
+{
+	const typeof(msg->u.sw_stats) *st = &msg->u.sw_stats;
+
+	if (st->cmds_refused > st->cmds)
+		return "sw_stats.cmds_refused (more than cmds)";
+	if (st->notifs_error > st->notifs)
+		return "sw_stats.notifs_error (more than notifs)";
+	if (st->hosts_connected > st->hosts_total)
+		return "sw_stats.hosts_connected (more than hosts_total)";
+	if (!urom_printable(&st->ucx_version, SDP_UROM_STATS_VERSION_MAX))
+		return "sw_stats.ucx_version";
+	if (!urom_printable(&st->ucx_tls, SDP_UROM_STATS_STR_MAX))
+		return "sw_stats.ucx_tls";
+	if (!urom_printable(&st->ucx_net_devices, SDP_UROM_STATS_STR_MAX))
+		return "sw_stats.ucx_net_devices";
+	if (!urom_printable(&st->ucx_resources, SDP_UROM_STATS_STR_MAX))
+		return "sw_stats.ucx_resources";
+	return NULL;
+}
+
 /* The body of msg; returns 0 for an unknown type. */
 static int urom_body_write(struct sdp_wr *w, const struct sdp_urom_msg *msg)
 {
@@ -252,6 +285,31 @@ static int urom_body_write(struct sdp_wr *w, const struct sdp_urom_msg *msg)
 		break;
 	case SDP_UROM_MSG_SW_EXIT:
 		break;
+	case SDP_UROM_MSG_SW_STATS: {
+		const char *bad = urom_stats_bad(msg);
+
+		if (bad != NULL) {
+			wr_invalid(w, bad);
+			break;
+		}
+		wr_u64(w, u->sw_stats.uptime_ms);
+		wr_u64(w, u->sw_stats.cmds);
+		wr_u64(w, u->sw_stats.cmd_bytes);
+		wr_u64(w, u->sw_stats.cmds_refused);
+		wr_u64(w, u->sw_stats.notifs);
+		wr_u64(w, u->sw_stats.notif_bytes);
+		wr_u64(w, u->sw_stats.notifs_error);
+		wr_u64(w, u->sw_stats.notifs_dropped);
+		wr_u64(w, u->sw_stats.connects_refused);
+		wr_u64(w, u->sw_stats.domains_committed);
+		wr_u32(w, u->sw_stats.hosts_connected);
+		wr_u32(w, u->sw_stats.hosts_total);
+		wr_bytes(w, &u->sw_stats.ucx_version, "sw_stats.ucx_version");
+		wr_bytes(w, &u->sw_stats.ucx_tls, "sw_stats.ucx_tls");
+		wr_bytes(w, &u->sw_stats.ucx_net_devices, "sw_stats.ucx_net_devices");
+		wr_bytes(w, &u->sw_stats.ucx_resources, "sw_stats.ucx_resources");
+		break;
+	}
 	default:
 		return 0;
 	}
@@ -585,6 +643,30 @@ static int urom_body_read(struct sdp_rd *r, struct sdp_urom_msg *msg)
 		break;
 	case SDP_UROM_MSG_SW_EXIT:
 		break;
+	case SDP_UROM_MSG_SW_STATS: {
+		const char *bad;
+
+		u->sw_stats.uptime_ms = rd_u64(r, "sw_stats.uptime_ms");
+		u->sw_stats.cmds = rd_u64(r, "sw_stats.cmds");
+		u->sw_stats.cmd_bytes = rd_u64(r, "sw_stats.cmd_bytes");
+		u->sw_stats.cmds_refused = rd_u64(r, "sw_stats.cmds_refused");
+		u->sw_stats.notifs = rd_u64(r, "sw_stats.notifs");
+		u->sw_stats.notif_bytes = rd_u64(r, "sw_stats.notif_bytes");
+		u->sw_stats.notifs_error = rd_u64(r, "sw_stats.notifs_error");
+		u->sw_stats.notifs_dropped = rd_u64(r, "sw_stats.notifs_dropped");
+		u->sw_stats.connects_refused = rd_u64(r, "sw_stats.connects_refused");
+		u->sw_stats.domains_committed = rd_u64(r, "sw_stats.domains_committed");
+		u->sw_stats.hosts_connected = rd_u32(r, "sw_stats.hosts_connected");
+		u->sw_stats.hosts_total = rd_u32(r, "sw_stats.hosts_total");
+		rd_bytes(r, &u->sw_stats.ucx_version, "sw_stats.ucx_version");
+		rd_bytes(r, &u->sw_stats.ucx_tls, "sw_stats.ucx_tls");
+		rd_bytes(r, &u->sw_stats.ucx_net_devices, "sw_stats.ucx_net_devices");
+		rd_bytes(r, &u->sw_stats.ucx_resources, "sw_stats.ucx_resources");
+		bad = r->bad == NULL ? urom_stats_bad(msg) : NULL;
+		if (bad != NULL)
+			rd_invalid(r, bad);
+		break;
+	}
 	default:
 		return 0;
 	}
@@ -659,6 +741,8 @@ static size_t urom_body_size(uint16_t type)
 		return SDP_UROM_MEMBER_SIZE(sw_add_host);
 	case SDP_UROM_MSG_SW_DEL_HOST:
 		return SDP_UROM_MEMBER_SIZE(sw_del_host);
+	case SDP_UROM_MSG_SW_STATS:
+		return SDP_UROM_MEMBER_SIZE(sw_stats);
 	default:
 		return sizeof(((struct sdp_urom_msg *)0)->u);
 	}
@@ -818,6 +902,8 @@ const char *sdp_urom_msg_type_name(uint16_t type)
 		return "SW_DEL_HOST";
 	case SDP_UROM_MSG_SW_EXIT:
 		return "SW_EXIT";
+	case SDP_UROM_MSG_SW_STATS:
+		return "SW_STATS";
 	default:
 		return "UNKNOWN";
 	}

@@ -20,6 +20,10 @@
  * receives a header with another version answers (if it can) with SDP_UROM_MSG_VERSION_REJECT
  * carrying its own version, and both sides log both versions; the host library then returns
  * DOCA_ERROR_NOT_SUPPORTED.
+ * The SW_* messages travel only between a service and the worker processes it spawns from its
+ * own build (both ends built together): adding one of them, as SW_STATS was, changes nothing a
+ * host sees and does not bump the version. Their bytes are still parsed as a peer's (bounded,
+ * checked; a service kills a worker whose control message does not parse).
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #ifndef SDP_UROM_PROTO_H_
@@ -78,7 +82,17 @@ enum sdp_urom_msg_type {
 	SDP_UROM_MSG_SW_ADD_HOST,   /* service: accept dest id with this token */
 	SDP_UROM_MSG_SW_DEL_HOST,   /* service: forget dest id */
 	SDP_UROM_MSG_SW_EXIT,	    /* service: shut down */
+	SDP_UROM_MSG_SW_STATS,	    /* worker: its counters and UCX facts (after SW_READY) */
 };
+
+/*
+ * SW_STATS bounds. The strings are printable ASCII (0x20..0x7e), at most these many bytes; the
+ * parser refuses anything else, and counts that contradict each other (see sw_stats).
+ */
+#define SDP_UROM_STATS_VERSION_MAX 64 /* ucx_version */
+#define SDP_UROM_STATS_STR_MAX 1024   /* ucx_tls, ucx_net_devices, ucx_resources */
+/* A worker sends SW_STATS at most this often (and only when a counter changed). */
+#define SDP_UROM_STATS_INTERVAL_MS 500
 
 struct sdp_urom_hdr {
 	uint32_t magic;
@@ -236,6 +250,31 @@ struct sdp_urom_msg {
 		struct {
 			uint64_t dest_id;
 		} sw_del_host;
+		/*
+		 * A worker's snapshot of its counters, pushed after SW_READY and then whenever one
+		 * changed, at most every SDP_UROM_STATS_INTERVAL_MS (docs/urom-service.md,
+		 * "Status", says what each counts). Every count is since the worker started. The
+		 * parser refuses cmds_refused > cmds, notifs_error > notifs, hosts_connected >
+		 * hosts_total, and strings that are too long or not printable ASCII.
+		 */
+		struct {
+			uint64_t uptime_ms;	   /* since the worker process started */
+			uint64_t cmds;		   /* W_CMD messages received */
+			uint64_t cmd_bytes;	   /* their commands' bytes (header + payload) */
+			uint64_t cmds_refused;	   /* of those, not handed to a plugin */
+			uint64_t notifs;	   /* notifications sent to hosts */
+			uint64_t notif_bytes;	   /* their packed bytes */
+			uint64_t notifs_error;	   /* of those, with a status other than success */
+			uint64_t notifs_dropped;   /* not sent: host unknown, gone or send failed */
+			uint64_t connects_refused; /* W_CONNECT refused (token, dest id) */
+			uint64_t domains_committed;	       /* W_DOMAIN_COMMIT accepted */
+			uint32_t hosts_connected;	       /* now */
+			uint32_t hosts_total;		       /* W_CONNECT accepted, ever */
+			struct sdp_urom_bytes ucx_version;     /* ucp_get_version_string() */
+			struct sdp_urom_bytes ucx_tls;	       /* UCX_TLS as the worker sees it */
+			struct sdp_urom_bytes ucx_net_devices; /* UCX_NET_DEVICES, likewise */
+			struct sdp_urom_bytes ucx_resources;   /* "tl/dev,..." of its UCP context */
+		} sw_stats;
 	} u;
 };
 

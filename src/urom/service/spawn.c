@@ -3,15 +3,15 @@
  *
  * A worker is softdpu-urom-worker started with fork + execve:
  *   softdpu-urom-worker --ctrl-fd 3 --worker-id ID --max-msg-size M -l LEVEL so_path:id ...
- * fd 3 is the worker's end of a SOCK_SEQPACKET socketpair (the control channel: SW_READY from
- * the worker; SW_ADD_HOST, SW_DEL_HOST, SW_EXIT from the service). Its stdin is /dev/null, its
- * stdout and stderr go to <run dir>/worker-<id>-<pid>.log, one file per process: an id released
- * and asked for again while its old process still exits runs in two processes for a moment, and
- * their logs must not mix (the file is opened before fork under a name with a per-daemon spawn
- * number, then renamed once the pid is known). It holds no other descriptor: the child closes
- * everything else before execve (close_range, else a loop up to the descriptor limit), the
- * service's listener and host connections included. It runs in its own process group (a
- * Ctrl-C on a foreground service does not reach it), pinned with sched_setaffinity to the
+ * fd 3 is the worker's end of a SOCK_SEQPACKET socketpair (the control channel: SW_READY and
+ * SW_STATS from the worker; SW_ADD_HOST, SW_DEL_HOST, SW_EXIT from the service). Its stdin is
+ * /dev/null, its stdout and stderr go to <run dir>/worker-<id>-<pid>.log, one file per process:
+ * an id released and asked for again while its old process still exits runs in two processes
+ * for a moment, and their logs must not mix (the file is opened before fork under a name with a
+ * per-daemon spawn number, then renamed once the pid is known). It holds no other descriptor: the
+ * child closes everything else before execve (close_range, else a loop up to the descriptor
+ * limit), the service's listener and host connections included. It runs in its own process group
+ * (a Ctrl-C on a foreground service does not reach it), pinned with sched_setaffinity to the
  * CPUs it asked for that exist, with the environment of the service plus the requested
  * variables (loader variables refused unless --allow-loader-env: spawn_env_is_loader), plus
  * UCX_NET_DEVICES limited to the listen address's interface when nobody set it (main.c).
@@ -25,8 +25,10 @@
  * forgotten; its log file stays for debugging. A broken control link kills the worker at once
  * (SIGKILL, reaped as any death): a control message the service cannot send (the socket full,
  * so it is never silently lost; the SPAWN in progress is refused with IO_FAILED), or one the
- * worker must not send (anything but one SW_READY). At most CTRL_MSGS_PER_EVENT messages are
- * read per event, so no worker holds the single-threaded service.
+ * worker must not send (anything but one SW_READY and then SW_STATS, at most
+ * UROMD_STATS_PER_S_MAX a second; the last SW_STATS is kept for the status). At most
+ * CTRL_MSGS_PER_EVENT messages are read per event, so no worker holds the single-threaded
+ * service.
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #include <errno.h>
@@ -666,6 +668,7 @@ static void spawn_worker_free(struct uromd_worker *w)
 	free(w->owners);
 	free(w->addr);
 	free(w->log_path);
+	free(w->stats);
 	free(w);
 }
 
@@ -1000,6 +1003,74 @@ static void spawn_handle_ready(struct uromd *d, struct uromd_worker *w,
 			spawn_reply_ok(d, w, &w->owners[i]);
 }
 
+/* Copy a parsed SW_STATS string (printable, bounded by the parser) into dst. */
+static void spawn_stats_str(char *dst, size_t size, const struct sdp_urom_bytes *b)
+{
+	size_t n = b->len < size ? b->len : size - 1;
+
+	if (n > 0)
+		memcpy(dst, b->data, n);
+	dst[n] = '\0';
+}
+
+/*
+ * SW_STATS: keep the worker's last snapshot for the status. Only after its SW_READY, and at
+ * most UROMD_STATS_PER_S_MAX a second (a worker sends about two): otherwise a broken worker.
+ */
+static void spawn_handle_stats(struct uromd *d, struct uromd_worker *w,
+			       const struct sdp_urom_msg *msg)
+{
+	const typeof(msg->u.sw_stats) *in = &msg->u.sw_stats;
+	struct uromd_worker_stats *st;
+	uint64_t now = uromd_now_ms();
+
+	if (!w->ready_seen) {
+		sdp_error("worker %" PRIu64 " pid %d: SW_STATS before SW_READY: a broken worker, "
+			  "killing it",
+			  w->id, (int)w->pid);
+		spawn_worker_broken(d, w);
+		return;
+	}
+	if (w->stats == NULL) {
+		w->stats = calloc(1, sizeof(*w->stats));
+		if (w->stats == NULL) {
+			sdp_warn("worker %" PRIu64 ": out of memory for its counters; not shown",
+				 w->id);
+			return;
+		}
+	}
+	st = w->stats;
+	if (now - st->window_ms >= 1000 || st->window_ms == 0) {
+		st->window_ms = now;
+		st->window_count = 0;
+	}
+	if (++st->window_count > UROMD_STATS_PER_S_MAX) {
+		sdp_error("worker %" PRIu64 " pid %d: more than %d SW_STATS in a second: a broken "
+			  "worker, killing it",
+			  w->id, (int)w->pid, UROMD_STATS_PER_S_MAX);
+		spawn_worker_broken(d, w);
+		return;
+	}
+	st->have = 1;
+	st->recv_ms = now;
+	st->uptime_ms = in->uptime_ms;
+	st->cmds = in->cmds;
+	st->cmd_bytes = in->cmd_bytes;
+	st->cmds_refused = in->cmds_refused;
+	st->notifs = in->notifs;
+	st->notif_bytes = in->notif_bytes;
+	st->notifs_error = in->notifs_error;
+	st->notifs_dropped = in->notifs_dropped;
+	st->connects_refused = in->connects_refused;
+	st->domains_committed = in->domains_committed;
+	st->hosts_connected = in->hosts_connected;
+	st->hosts_total = in->hosts_total;
+	spawn_stats_str(st->ucx_version, sizeof(st->ucx_version), &in->ucx_version);
+	spawn_stats_str(st->ucx_tls, sizeof(st->ucx_tls), &in->ucx_tls);
+	spawn_stats_str(st->ucx_net_devices, sizeof(st->ucx_net_devices), &in->ucx_net_devices);
+	spawn_stats_str(st->ucx_resources, sizeof(st->ucx_resources), &in->ucx_resources);
+}
+
 void uromd_worker_ctrl_event(struct uromd *d, struct uromd_worker *w, uint32_t events)
 {
 	static uint8_t buf[CTRL_BUF_SIZE];
@@ -1031,7 +1102,7 @@ void uromd_worker_ctrl_event(struct uromd *d, struct uromd_worker *w, uint32_t e
 			}
 			return;
 		}
-		/* A worker sends SW_READY and nothing else: anything more is a broken worker. */
+		/* A worker sends one SW_READY, then SW_STATS: anything else is a broken worker. */
 		status = sdp_urom_msg_unpack_why(buf, (size_t)n, &msg, why, sizeof(why));
 		if (status != DOCA_SUCCESS) {
 			sdp_error("worker %" PRIu64 " pid %d: bad control message (%zd bytes): %s; "
@@ -1041,6 +1112,10 @@ void uromd_worker_ctrl_event(struct uromd *d, struct uromd_worker *w, uint32_t e
 								       why);
 			spawn_worker_broken(d, w);
 			return;
+		}
+		if (msg.hdr.type == SDP_UROM_MSG_SW_STATS) {
+			spawn_handle_stats(d, w, &msg);
+			continue;
 		}
 		if (msg.hdr.type != SDP_UROM_MSG_SW_READY) {
 			sdp_error("worker %" PRIu64 " pid %d: unexpected control message %s; a "

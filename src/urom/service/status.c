@@ -6,7 +6,15 @@
  *    "plugins": [{"id", "version", "name", "path"}], "skipped": [{"path", "reason"}],
  *    "plugin_path", "warnings": ["..."],
  *    "workers": [{"id", "gid", "pid", "state", "plugins", "log",
- *                 "owners": [{"host", "hostname", "pid", "dest_id"}]}]}
+ *                 "owners": [{"host", "hostname", "pid", "dest_id"}],
+ *                 "ucx": {"version", "tls", "net_devices", "resources": ["tl/dev"]},
+ *                 "counters": {"uptime_ms", "cmds", "cmd_bytes", "cmds_refused", "notifs",
+ *                              "notif_bytes", "notifs_error", "notifs_dropped",
+ *                              "connects_refused", "domains_committed",
+ *                              "hosts_connected", "hosts_total"},
+ *                 "stats_age_ms"}]}
+ * "ucx", "counters" and "stats_age_ms" come from the worker's last SW_STATS (spawn.c keeps
+ * it; null until the first one arrived): the status query never waits for a worker.
  * Numbers are JSON numbers (64-bit ids may exceed what a double holds exactly: json-c writes
  * them as unsigned 64-bit integers, exactly). Built with json-c, printed on one line without
  * escaping '/', followed by a newline. "warnings" holds what the service warned about at start
@@ -119,6 +127,79 @@ static struct json_object *st_owners(const struct uromd_worker *w, int *failed)
 	return arr;
 }
 
+/* "a,b,c" as a JSON array of strings ([] for ""). */
+static struct json_object *st_list(const char *csv, int *failed)
+{
+	struct json_object *arr = json_object_new_array();
+	const char *p = csv;
+
+	while (arr != NULL && *p != '\0') {
+		const char *end = strchr(p, ',');
+		size_t n = end != NULL ? (size_t)(end - p) : strlen(p);
+
+		if (n > 0)
+			st_append(arr, json_object_new_string_len(p, (int)n), failed);
+		p += n;
+		if (*p == ',')
+			p++;
+	}
+	return arr;
+}
+
+static struct json_object *st_ucx(const struct uromd_worker_stats *st, int *failed)
+{
+	struct json_object *o;
+
+	if (st == NULL || !st->have)
+		return NULL;
+	o = json_object_new_object();
+	if (o == NULL) {
+		*failed = 1;
+		return NULL;
+	}
+	st_add(o, "version", st_str(st->ucx_version), failed);
+	st_add(o, "tls", st_str(st->ucx_tls), failed);
+	st_add(o, "net_devices", st_str(st->ucx_net_devices), failed);
+	st_add(o, "resources", st_list(st->ucx_resources, failed), failed);
+	return o;
+}
+
+static struct json_object *st_counters(const struct uromd_worker_stats *st, int *failed)
+{
+	struct json_object *o;
+
+	if (st == NULL || !st->have)
+		return NULL;
+	o = json_object_new_object();
+	if (o == NULL) {
+		*failed = 1;
+		return NULL;
+	}
+	st_add(o, "uptime_ms", json_object_new_uint64(st->uptime_ms), failed);
+	st_add(o, "cmds", json_object_new_uint64(st->cmds), failed);
+	st_add(o, "cmd_bytes", json_object_new_uint64(st->cmd_bytes), failed);
+	st_add(o, "cmds_refused", json_object_new_uint64(st->cmds_refused), failed);
+	st_add(o, "notifs", json_object_new_uint64(st->notifs), failed);
+	st_add(o, "notif_bytes", json_object_new_uint64(st->notif_bytes), failed);
+	st_add(o, "notifs_error", json_object_new_uint64(st->notifs_error), failed);
+	st_add(o, "notifs_dropped", json_object_new_uint64(st->notifs_dropped), failed);
+	st_add(o, "connects_refused", json_object_new_uint64(st->connects_refused), failed);
+	st_add(o, "domains_committed", json_object_new_uint64(st->domains_committed), failed);
+	st_add(o, "hosts_connected", json_object_new_uint64(st->hosts_connected), failed);
+	st_add(o, "hosts_total", json_object_new_uint64(st->hosts_total), failed);
+	return o;
+}
+
+/* Add key = val where val may be NULL on purpose (JSON null). */
+static void st_add_nullable(struct json_object *o, const char *key, struct json_object *val,
+			    int *failed)
+{
+	if (json_object_object_add(o, key, val) != 0) {
+		json_object_put(val);
+		*failed = 1;
+	}
+}
+
 static struct json_object *st_workers(const struct uromd *d, int *failed)
 {
 	struct json_object *arr = json_object_new_array();
@@ -137,6 +218,14 @@ static struct json_object *st_workers(const struct uromd *d, int *failed)
 			st_add(o, "plugins", json_object_new_uint64(w->plugins), failed);
 			st_add(o, "log", st_str(w->log_path), failed);
 			st_add(o, "owners", st_owners(w, failed), failed);
+			st_add_nullable(o, "ucx", st_ucx(w->stats, failed), failed);
+			st_add_nullable(o, "counters", st_counters(w->stats, failed), failed);
+			st_add_nullable(
+				o, "stats_age_ms",
+				w->stats != NULL && w->stats->have ?
+					json_object_new_uint64(uromd_now_ms() - w->stats->recv_ms) :
+					NULL,
+				failed);
 		}
 		st_append(arr, o, failed);
 	}

@@ -50,6 +50,8 @@
 /* Fresh ids for DOCA_UROM_WORKER_ID_ANY start here, far from ids applications pick. */
 #define UROMD_ANY_ID_BASE (1ULL << 62)
 #define UROMD_WORKER_ID_ANY UINT64_MAX
+/* SW_STATS a worker may send a second before it counts as broken (it sends about 2). */
+#define UROMD_STATS_PER_S_MAX 64
 /* Logs of workers that are gone kept in the run directory (--max-worker-logs). */
 #define UROMD_DEFAULT_MAX_WORKER_LOGS 64
 #define UROMD_MAX_WORKER_LOGS_LIMIT 100000
@@ -118,6 +120,22 @@ struct uromd_gone {
 
 #define UROMD_GONE_MAX 4096
 
+/* The last SW_STATS of a worker (status.c shows it); have = 0 until the first one. */
+struct uromd_worker_stats {
+	int have;
+	uint64_t recv_ms; /* CLOCK_MONOTONIC when it arrived */
+	uint64_t uptime_ms, cmds, cmd_bytes, cmds_refused, notifs, notif_bytes, notifs_error,
+		notifs_dropped, connects_refused, domains_committed;
+	uint32_t hosts_connected, hosts_total;
+	char ucx_version[SDP_UROM_STATS_VERSION_MAX + 1];
+	char ucx_tls[SDP_UROM_STATS_STR_MAX + 1];
+	char ucx_net_devices[SDP_UROM_STATS_STR_MAX + 1];
+	char ucx_resources[SDP_UROM_STATS_STR_MAX + 1];
+	/* flood guard: SW_STATS counted in the current one-second window */
+	uint64_t window_ms;
+	uint32_t window_count;
+};
+
 struct uromd_worker {
 	enum uromd_ev_kind ev_kind; /* first: UROMD_EV_WORKER (zero, as calloc leaves it) */
 	struct uromd_worker *next;
@@ -136,6 +154,7 @@ struct uromd_worker {
 	struct uromd_owner *owners;
 	size_t num_owners;
 	size_t cap_owners;
+	struct uromd_worker_stats *stats; /* malloc'd with its first SW_STATS, else NULL */
 };
 
 enum uromd_conn_state {

@@ -15,6 +15,10 @@
  * them yet may need its own progress calls (it can have transports of its own that this loop
  * cannot see), so while such commands are outstanding the sleep is short (1 ms, growing to
  * 16 ms); with nothing outstanding it is 1 s, only to stay bounded.
+ *
+ * Counters (wstats.h): plain increments here; a snapshot goes to the service as SW_STATS right
+ * after SW_READY, then when a counter changed, at most every SDP_UROM_STATS_INTERVAL_MS, sent
+ * from the loop itself (its sleep is cut short to when a snapshot is due, never busy-waits).
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #include "urom_worker.h"
@@ -39,6 +43,7 @@
 #include "sdp_urom_plugin.h"
 #include "sdp_urom_proto.h"
 #include "wdomain.h"
+#include "wstats.h"
 
 #include "softdpu/urom_plugin.h"
 
@@ -92,6 +97,8 @@ struct sdp_urom_worker {
 	struct sdp_urom_wdoms doms;   /* what the domain lookups answer from (wdomain.h) */
 	struct sdp_urom_msg msg;      /* decoded host message being handled */
 	struct sdp_urom_msg ctrl_msg; /* decoded control message (may nest inside the above) */
+	struct sdp_urom_wstats stats; /* what SW_STATS reports (wstats.h) */
+	struct sdp_urom_msg stats_msg;
 };
 
 static struct sdp_urom_worker_host *urom_worker_host_find(struct sdp_urom_worker *w,
@@ -117,7 +124,8 @@ static struct sdp_urom_worker_plugin *urom_worker_plugin_find(struct sdp_urom_wo
 }
 
 /* Send one message on the control socket; the service reads whole frames. */
-static doca_error_t urom_worker_ctrl_send(struct sdp_urom_worker *w, const struct sdp_urom_msg *msg)
+static doca_error_t urom_worker_ctrl_send(struct sdp_urom_worker *w, const struct sdp_urom_msg *msg,
+					  int flags)
 {
 	size_t len = 0;
 	doca_error_t status;
@@ -131,8 +139,10 @@ static doca_error_t urom_worker_ctrl_send(struct sdp_urom_worker *w, const struc
 	}
 
 	do {
-		n = send(w->ctrl_fd, w->ctrl_buf, len, MSG_NOSIGNAL);
+		n = send(w->ctrl_fd, w->ctrl_buf, len, MSG_NOSIGNAL | flags);
 	} while (n < 0 && errno == EINTR);
+	if (n < 0 && (flags & MSG_DONTWAIT) && (errno == EAGAIN || errno == EWOULDBLOCK))
+		return DOCA_ERROR_AGAIN; /* the caller tries again later */
 	if (n < 0) {
 		sdp_error("worker %lu: failed to send %s to the service: %m",
 			  (unsigned long)w->worker_id, sdp_urom_msg_type_name(msg->hdr.type));
@@ -157,14 +167,19 @@ static doca_error_t urom_worker_ep_send(struct sdp_urom_worker *w, ucp_ep_h ep,
 	return sdp_ucx_send(&w->ucx, ep, w->msg_buf, len);
 }
 
-/* Send a packed notification to dest_id; drop it (logged) when that host is not connected. */
+/*
+ * Send a packed notification (its status: notif_status) to dest_id; drop it (logged) when that
+ * host is not connected.
+ */
 static void urom_worker_notif_send(struct sdp_urom_worker *w, uint64_t dest_id, const void *notif,
-				   size_t len)
+				   size_t len, doca_error_t notif_status)
 {
 	struct sdp_urom_worker_host *host = urom_worker_host_find(w, dest_id);
 	struct sdp_urom_msg msg;
 
+	sdp_urom_wstats_touch(&w->stats);
 	if (host == NULL || host->ep == NULL) {
+		w->stats.notifs_dropped++;
 		sdp_warn("worker %lu: notification for dest %lu dropped: %s",
 			 (unsigned long)w->worker_id, (unsigned long)dest_id,
 			 host == NULL ? "unknown dest id" : "host not connected");
@@ -176,9 +191,16 @@ static void urom_worker_notif_send(struct sdp_urom_worker *w, uint64_t dest_id, 
 	msg.u.w_notif.dest_id = dest_id;
 	msg.u.w_notif.notif.data = notif;
 	msg.u.w_notif.notif.len = (uint32_t)len;
-	if (urom_worker_ep_send(w, host->ep, &msg) != DOCA_SUCCESS)
+	if (urom_worker_ep_send(w, host->ep, &msg) != DOCA_SUCCESS) {
+		w->stats.notifs_dropped++;
 		sdp_warn("worker %lu: notification for dest %lu not sent",
 			 (unsigned long)w->worker_id, (unsigned long)dest_id);
+		return;
+	}
+	w->stats.notifs++;
+	w->stats.notif_bytes += len;
+	if (notif_status != DOCA_SUCCESS)
+		w->stats.notifs_error++;
 }
 
 /* Answer a command with a header-only notification carrying status. */
@@ -192,7 +214,7 @@ static void urom_worker_notif_error(struct sdp_urom_worker *w, uint64_t dest_id,
 	notif.urom_context = urom_context;
 	notif.len = 0;
 	notif.status = status;
-	urom_worker_notif_send(w, dest_id, &notif, sizeof(notif));
+	urom_worker_notif_send(w, dest_id, &notif, sizeof(notif), status);
 }
 
 /* Pack one notification a plugin produced and send it. The caller frees desc. */
@@ -232,7 +254,7 @@ static void urom_worker_notif_deliver(struct sdp_urom_worker *w,
 
 	sdp_trace("worker %lu: notification of %zu bytes to dest %lu", (unsigned long)w->worker_id,
 		  packed_len, (unsigned long)desc->dest_id);
-	urom_worker_notif_send(w, desc->dest_id, w->notif_buf, packed_len);
+	urom_worker_notif_send(w, desc->dest_id, w->notif_buf, packed_len, notif->status);
 }
 
 /* Run every plugin's progress until it has nothing more; returns notifications sent. */
@@ -289,6 +311,11 @@ static void urom_worker_handle_cmd(struct sdp_urom_worker *w, ucp_ep_h ep,
 	ucs_list_link_t cmds;
 	doca_error_t status;
 
+	/* Counted as refused first; a command a plugin takes is taken off that count below. */
+	w->stats.cmds++;
+	w->stats.cmd_bytes += bytes->len;
+	w->stats.cmds_refused++;
+	sdp_urom_wstats_touch(&w->stats);
 	if (host == NULL || host->ep == NULL || host->ep != ep) {
 		sdp_warn(
 			"worker %lu: command for dest %lu from an endpoint that did not connect as "
@@ -353,6 +380,7 @@ static void urom_worker_handle_cmd(struct sdp_urom_worker *w, ucp_ep_h ep,
 	}
 
 	/* Taken: the plugin owns the descriptor and answers even its failures. */
+	w->stats.cmds_refused--;
 	plugin->outstanding++;
 	if (status != DOCA_SUCCESS)
 		sdp_debug("worker %lu: plugin %s worker_cmd: %s", (unsigned long)w->worker_id,
@@ -385,7 +413,9 @@ static void urom_worker_handle_connect(struct sdp_urom_worker *w, ucp_ep_h ep,
 	struct sdp_urom_worker_host *host;
 	int equal;
 
+	sdp_urom_wstats_touch(&w->stats);
 	if (ep == NULL) {
+		w->stats.connects_refused++;
 		sdp_warn("worker %lu: W_CONNECT for dest %lu without a reply endpoint, dropped",
 			 (unsigned long)w->worker_id, (unsigned long)dest_id);
 		return;
@@ -406,6 +436,7 @@ static void urom_worker_handle_connect(struct sdp_urom_worker *w, ucp_ep_h ep,
 	memcpy(expected, host != NULL ? host->token : no_token, sizeof(expected));
 	equal = sdp_urom_token_equal(expected, presented);
 	if (host == NULL || !equal) {
+		w->stats.connects_refused++;
 		sdp_warn("worker %lu: W_CONNECT for dest %lu rejected: %s",
 			 (unsigned long)w->worker_id, (unsigned long)dest_id,
 			 host == NULL ? "unknown dest id" : "wrong token");
@@ -418,6 +449,8 @@ static void urom_worker_handle_connect(struct sdp_urom_worker *w, ucp_ep_h ep,
 		sdp_info("worker %lu: dest %lu reconnects from a new endpoint",
 			 (unsigned long)w->worker_id, (unsigned long)dest_id);
 	host->ep = ep;
+	if (w->stats.hosts_total < UINT32_MAX)
+		w->stats.hosts_total++;
 	sdp_debug("worker %lu: dest %lu connected", (unsigned long)w->worker_id,
 		  (unsigned long)dest_id);
 	urom_worker_reply_connect(w, ep, in->hdr.req_id, DOCA_SUCCESS, "");
@@ -436,6 +469,7 @@ static void urom_worker_handle_disconnect(struct sdp_urom_worker *w, ucp_ep_h ep
 	}
 	/* The token stays until the service sends SW_DEL_HOST: the host may connect again. */
 	host->ep = NULL;
+	sdp_urom_wstats_touch(&w->stats);
 	sdp_urom_wdom_drop_owner(&w->doms, host->dest_id);
 	sdp_debug("worker %lu: dest %lu disconnected", (unsigned long)w->worker_id,
 		  (unsigned long)host->dest_id);
@@ -570,14 +604,17 @@ static void urom_worker_handle_domain(struct sdp_urom_worker *w, ucp_ep_h ep,
 			return;
 		status = sdp_urom_wdom_commit(&w->doms, dest_id, in->u.w_domain_commit.domain_key,
 					      in->u.w_domain_commit.num_members, why, sizeof(why));
-		if (status != DOCA_SUCCESS)
+		if (status != DOCA_SUCCESS) {
 			sdp_warn("worker %lu: domain of dest %lu not taken: %s (%s)",
 				 (unsigned long)w->worker_id, (unsigned long)dest_id, why,
 				 doca_error_get_name(status));
-		else
+		} else {
+			w->stats.domains_committed++;
+			sdp_urom_wstats_touch(&w->stats);
 			sdp_info("worker %lu: domain of %u members from dest %lu in use",
 				 (unsigned long)w->worker_id, in->u.w_domain_commit.num_members,
 				 (unsigned long)dest_id);
+		}
 		break;
 	case SDP_UROM_MSG_W_DOMAIN_CLEAR:
 	default:
@@ -710,6 +747,7 @@ static void urom_worker_del_host(struct sdp_urom_worker *w, uint64_t dest_id)
 	}
 	sdp_urom_wdom_drop_owner(&w->doms, dest_id);
 	*host = w->hosts[--w->num_hosts];
+	sdp_urom_wstats_touch(&w->stats);
 	sdp_debug("worker %lu: dest %lu removed, %zu left", (unsigned long)w->worker_id,
 		  (unsigned long)dest_id, w->num_hosts);
 }
@@ -792,7 +830,7 @@ static doca_error_t urom_worker_send_ready(struct sdp_urom_worker *w, doca_error
 	msg.u.sw_ready.status = (uint32_t)result;
 	msg.u.sw_ready.worker_addr.data = addr;
 	msg.u.sw_ready.worker_addr.len = (uint32_t)addr_len;
-	return urom_worker_ctrl_send(w, &msg);
+	return urom_worker_ctrl_send(w, &msg, 0);
 }
 
 /* Commands outstanding at plugins that must be polled (those without a wakeup fd). */
@@ -899,6 +937,49 @@ static uint64_t urom_worker_now_us(void)
 	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
+/*
+ * Push a snapshot of the counters to the service (SW_STATS), without blocking: when the control
+ * socket is full the snapshot stays due and goes out with the next one.
+ */
+static void urom_worker_stats_send(struct sdp_urom_worker *w, uint64_t now_us)
+{
+	uint32_t connected = 0;
+	doca_error_t status;
+
+	for (size_t i = 0; i < w->num_hosts; i++)
+		if (w->hosts[i].ep != NULL)
+			connected++;
+	sdp_urom_wstats_fill(&w->stats, now_us, connected, &w->stats_msg);
+	w->stats.last_sent_us = now_us;
+	status = urom_worker_ctrl_send(w, &w->stats_msg, MSG_DONTWAIT);
+	if (status == DOCA_SUCCESS)
+		w->stats.dirty = 0;
+	else
+		sdp_debug("worker %lu: SW_STATS not sent (%s), tried again later",
+			  (unsigned long)w->worker_id, doca_error_get_name(status));
+}
+
+/*
+ * A snapshot is due when a counter changed and SDP_UROM_STATS_INTERVAL_MS passed since the last
+ * one: send it now, or shorten the coming sleep (*timeout, ms, 0 = none) to when it is due.
+ */
+static void urom_worker_stats_tick(struct sdp_urom_worker *w, int *timeout)
+{
+	uint64_t now, due, left_ms;
+
+	if (!w->stats.dirty || w->ctrl_closed)
+		return;
+	now = urom_worker_now_us();
+	due = w->stats.last_sent_us + (uint64_t)SDP_UROM_STATS_INTERVAL_MS * 1000u;
+	if (now >= due) {
+		urom_worker_stats_send(w, now);
+		return;
+	}
+	left_ms = (due - now + 999) / 1000;
+	if (*timeout != 0 && left_ms < (uint64_t)*timeout)
+		*timeout = (int)left_ms;
+}
+
 static doca_error_t urom_worker_loop(struct sdp_urom_worker *w)
 {
 	struct epoll_event events[8];
@@ -937,6 +1018,7 @@ static doca_error_t urom_worker_loop(struct sdp_urom_worker *w)
 		} else {
 			timeout = SDP_UROM_WORKER_IDLE_MS;
 		}
+		urom_worker_stats_tick(w, &timeout);
 
 		if (timeout != 0) {
 			status = sdp_ucx_worker_arm(&w->ucx);
@@ -1070,6 +1152,7 @@ doca_error_t sdp_urom_worker_run(const struct sdp_urom_worker_params *params)
 	w.ctrl_fd = params->ctrl_fd;
 	w.epfd = -1;
 	w.sigfd = -1;
+	sdp_urom_wstats_init(&w.stats, urom_worker_now_us());
 
 	w.ctrl_buf = malloc(SDP_UROM_WORKER_CTRL_BUF);
 	w.notif_buf = malloc(w.max_msg_size);
@@ -1110,6 +1193,7 @@ doca_error_t sdp_urom_worker_run(const struct sdp_urom_worker_params *params)
 	ready_status = sdp_ucx_context_create(NULL, &w.ucp_context);
 	if (ready_status != DOCA_SUCCESS)
 		goto out_report;
+	sdp_urom_wstats_ucx(&w.stats, w.ucp_context);
 	ready_status = sdp_ucx_worker_init(&w.ucx, w.ucp_context, UCS_THREAD_MODE_SINGLE,
 					   urom_worker_recv, &w);
 	if (ready_status != DOCA_SUCCESS)
@@ -1155,8 +1239,11 @@ out_report:
 	if (status != DOCA_SUCCESS)
 		goto out_cleanup;
 
-	sdp_info("worker %lu: ready, pid %d, %zu plugins, message size %zu",
-		 (unsigned long)w.worker_id, (int)getpid(), w.num_plugins, w.max_msg_size);
+	sdp_info("worker %lu: ready, pid %d, %zu plugins, message size %zu, UCX %s (%s)",
+		 (unsigned long)w.worker_id, (int)getpid(), w.num_plugins, w.max_msg_size,
+		 w.stats.ucx_version, w.stats.ucx_resources);
+	/* The first snapshot right away: the service's status shows the UCX facts at once. */
+	urom_worker_stats_send(&w, urom_worker_now_us());
 	status = urom_worker_loop(&w);
 
 out_cleanup:
