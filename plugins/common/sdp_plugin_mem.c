@@ -26,6 +26,7 @@
 #include <doca_log.h>
 #include <doca_urom_plugin.h>
 
+#include "sdp_plugin_util.h"
 #include "sdp_urom_memh.h"
 
 DOCA_LOG_REGISTER(SOFTDPU::PLUGIN_MEM);
@@ -367,11 +368,11 @@ static doca_error_t ep_get(struct sdp_plugin_mem *mem, const void *addr, size_t 
 	}
 	memcpy(padded, addr, len);
 	memset(&params, 0, sizeof(params));
-	/* No peer watching: with it UCX 1.13 would leave shared memory and CMA out. */
+	/* Peer error handling only where shared memory is ruled out (sdp_plugin_util.h). */
 	params.field_mask =
 		UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
 	params.address = (const ucp_address_t *)padded;
-	params.err_mode = UCP_ERR_HANDLING_MODE_NONE;
+	params.err_mode = sdp_plugin_err_mode();
 	st = ucp_ep_create(mem->worker, &params, &e->ep);
 	free(padded); /* UCX copies what it needs of the address */
 	if (st != UCS_OK) {
@@ -449,6 +450,49 @@ static void ep_fail(struct sdp_plugin_mem *mem, struct pm_ep *e)
 			r->rkey = NULL;
 		}
 	}
+}
+
+doca_error_t sdp_plugin_mem_abort(struct sdp_plugin_mem *mem, uint64_t region_id)
+{
+	struct pm_op *op, *tmp;
+	struct pm_region *r;
+	struct pm_ep *e;
+
+	if (mem == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	r = region_find(mem, region_id);
+	if (r == NULL)
+		return DOCA_ERROR_NOT_FOUND;
+	e = r->ep;
+	if (e->ep == NULL || e->pending == 0)
+		return DOCA_ERROR_EMPTY;
+	ep_fail(mem, e); /* what UCX finishes during the close lands on done */
+	/* What it did not finish: UCX keeps the record (freed when it calls back), a copy
+	 * carries the callback to the next progress. */
+	ucs_list_for_each_safe(op, tmp, &mem->ops, link) {
+		struct pm_op *late;
+
+		if (op->ep != e)
+			continue;
+		ucs_list_del(&op->link);
+		e->pending--;
+		op->orphan = 1;
+		if (op->cb == NULL)
+			continue; /* a blocking call's, whose waiter already gave up */
+		late = calloc(1, sizeof(*late));
+		if (late == NULL) {
+			op->region->inflight--;
+			mem->inflight--;
+			op->cb(op->arg, DOCA_ERROR_NOT_CONNECTED);
+			continue;
+		}
+		*late = *op;
+		late->orphan = 0;
+		late->done = 1;
+		late->status = UCS_ERR_CANCELED;
+		ucs_list_add_tail(&mem->done, &late->link);
+	}
+	return DOCA_SUCCESS;
 }
 
 /* ---- table ---- */

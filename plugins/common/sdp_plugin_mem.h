@@ -151,6 +151,19 @@ doca_error_t sdp_plugin_mem_import_domain(struct sdp_plugin_mem *mem, struct uro
 doca_error_t sdp_plugin_mem_release(struct sdp_plugin_mem *mem, uint64_t region_id);
 
 /*
+ * Give up on a peer that stopped answering (a plugin's own time-out): when the endpoint of
+ * region_id has operations outstanding, close it by force; every region through it fails from
+ * now on with DOCA_ERROR_NOT_CONNECTED (import a new domain or memh to reach the owner again),
+ * and the callbacks of its outstanding non-blocking operations run from the next
+ * sdp_plugin_mem_progress() (never from this call), with DOCA_ERROR_NOT_CONNECTED or the
+ * status UCX gave them. DOCA_SUCCESS when it closed the endpoint; DOCA_ERROR_EMPTY (nothing
+ * done) when the endpoint has nothing outstanding or is closed already; DOCA_ERROR_NOT_FOUND
+ * for an unknown id; DOCA_ERROR_INVALID_VALUE for a NULL table. Bounded: the forced close gets
+ * at most 200 ms.
+ */
+doca_error_t sdp_plugin_mem_abort(struct sdp_plugin_mem *mem, uint64_t region_id);
+
+/*
  * The bounds of a region: *va_p (host virtual address of its first byte) and *len_p (bytes).
  * Either output may be NULL. DOCA_ERROR_INVALID_VALUE for a NULL table, DOCA_ERROR_NOT_FOUND
  * for an unknown id.

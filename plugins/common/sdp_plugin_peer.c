@@ -11,6 +11,8 @@
 #include <doca_log.h>
 #include <doca_urom_plugin.h>
 
+#include "sdp_plugin_util.h"
+
 DOCA_LOG_REGISTER(UROM::PLUGIN::PEER);
 
 struct sdp_plugin_peer {
@@ -70,7 +72,7 @@ doca_error_t sdp_plugin_peer_ep(struct sdp_plugin_peers *ps, struct urom_worker_
 	params.field_mask =
 		UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
 	params.address = addr;
-	params.err_mode = UCP_ERR_HANDLING_MODE_NONE;
+	params.err_mode = sdp_plugin_err_mode();
 	us = ucp_ep_create(ps->worker, &params, &p->ep);
 	if (us != UCS_OK) {
 		DOCA_LOG_ERR("ucp_ep_create to member %llu: %s", (unsigned long long)id,

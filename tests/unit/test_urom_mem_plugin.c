@@ -5,7 +5,8 @@
  * sdp_plugin_mem_progress(), release while busy, regions sharing an endpoint, imports through
  * domain lookups (a fake runtime table, cached per segment, re-imported when the member's memh
  * changes), a memh whose rkey is 1 byte long (ends at a guard page: UCX must not read past
- * it), destroy with work in flight.
+ * it), destroy with work in flight, the error handling mode chosen from UCX_TLS, and an abort
+ * of an endpoint with a transfer in flight.
  *
  *   test_urom_mem_plugin [tcp]      (tcp: UCX_TLS=tcp, RMA through the export thread)
  *
@@ -23,6 +24,7 @@
 
 #include "doca_urom.h"
 #include "sdp_plugin_mem.h"
+#include "sdp_plugin_util.h"
 #include "sdp_urom_memh.h"
 #include "softdpu/urom_mem.h"
 #include "t_helpers.h"
@@ -476,6 +478,110 @@ static void test_plugin_short_rkey(void)
 	T_OK(sdp_urom_mem_unexport(exp));
 }
 
+/* sdp_plugin_err_mode(): peer error handling exactly where UCX_TLS rules shared memory out. */
+static void test_err_mode(void)
+{
+	static const struct {
+		const char *tls;
+		ucp_err_handling_mode_t want;
+	} cases[] = {
+		{"", UCP_ERR_HANDLING_MODE_NONE},
+		{"all", UCP_ERR_HANDLING_MODE_NONE},
+		{"sm", UCP_ERR_HANDLING_MODE_NONE},
+		{"tcp,cma", UCP_ERR_HANDLING_MODE_NONE},
+		{"posix,tcp", UCP_ERR_HANDLING_MODE_NONE},
+		{"sm:aux,rc", UCP_ERR_HANDLING_MODE_NONE},
+		{"^tcp", UCP_ERR_HANDLING_MODE_NONE},
+		{"^cma", UCP_ERR_HANDLING_MODE_NONE},
+		{"tcp", UCP_ERR_HANDLING_MODE_PEER},
+		{"rc,ud", UCP_ERR_HANDLING_MODE_PEER},
+		{"tcp,self", UCP_ERR_HANDLING_MODE_PEER},
+		{"^sm", UCP_ERR_HANDLING_MODE_PEER},
+		{"^shm,tcp", UCP_ERR_HANDLING_MODE_PEER},
+		{"smx", UCP_ERR_HANDLING_MODE_PEER},
+	};
+	const char *old = getenv("UCX_TLS");
+	char *saved = old != NULL ? strdup(old) : NULL;
+
+	unsetenv("UCX_TLS");
+	T_EQ_INT(sdp_plugin_err_mode(), UCP_ERR_HANDLING_MODE_NONE);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		setenv("UCX_TLS", cases[i].tls, 1);
+		if (sdp_plugin_err_mode() != cases[i].want)
+			t_fail("UCX_TLS=\"%s\": expected error mode %d, got %d", cases[i].tls,
+			       (int)cases[i].want, (int)sdp_plugin_err_mode());
+	}
+	if (saved != NULL)
+		setenv("UCX_TLS", saved, 1);
+	else
+		unsetenv("UCX_TLS");
+	free(saved);
+}
+
+/*
+ * sdp_plugin_mem_abort(): refusals, an idle endpoint left alone, and an endpoint with a get in
+ * flight closed by force: the callback runs once, from progress only, and the region fails
+ * from then on with NOT_CONNECTED.
+ */
+static void test_plugin_abort(int tcp)
+{
+	enum {
+		REGION = 4 << 20
+	};
+	static uint8_t host[REGION], local[REGION];
+	struct cb_count c = {0, DOCA_SUCCESS};
+	struct sdp_urom_mem *exp = NULL;
+	const void *memh;
+	size_t memh_len;
+	uint64_t id = 0;
+	doca_error_t st;
+	struct side s;
+
+	fill(host, sizeof(host), 5);
+	T_OK(sdp_urom_mem_export(host, REGION, &exp));
+	if (exp == NULL || side_open(&s) != 0) {
+		t_fail("cannot set up the worker side");
+		return;
+	}
+	T_OK(sdp_urom_mem_get_memh(exp, &memh, &memh_len));
+	T_OK(sdp_plugin_mem_import(s.mem, memh, memh_len, &id));
+	T_STATUS(sdp_plugin_mem_abort(NULL, id), DOCA_ERROR_INVALID_VALUE);
+	T_STATUS(sdp_plugin_mem_abort(s.mem, id + 100), DOCA_ERROR_NOT_FOUND);
+	T_STATUS(sdp_plugin_mem_abort(s.mem, id), DOCA_ERROR_EMPTY); /* nothing outstanding */
+	T_OK(sdp_plugin_mem_get(s.mem, id, (uintptr_t)host, local, 64, T_TIMEOUT_MS));
+	T_TRUE(memcmp(local, host, 64) == 0);
+	if (tcp) {
+		/*
+		 * Not over TCP in one process: closing the endpoint by force while the export
+		 * engine still sends the get's reply makes UCX 1.13 abort the process (ucs_fatal
+		 * "unexpected error: Endpoint timeout", ucp_request.inl:346, seen in 2 of 5 runs).
+		 * The forced close over TCP is exercised across namespaces by urom_netfault.
+		 */
+		side_close(&s);
+		T_OK(sdp_urom_mem_unexport(exp));
+		return;
+	}
+
+	T_OK(sdp_plugin_mem_get_nb(s.mem, id, (uintptr_t)host, local, REGION, count_cb, &c));
+	st = sdp_plugin_mem_abort(s.mem, id);
+	T_EQ_INT(c.calls, 0); /* never from inside the call */
+	progress_until(&s, &c, 1);
+	T_EQ_INT(sdp_plugin_mem_inflight(s.mem), 0);
+	if (st == DOCA_SUCCESS) {
+		/* closed by force: the get may have finished first, else it was cancelled */
+		T_TRUE(c.last == DOCA_SUCCESS || c.last == DOCA_ERROR_NOT_CONNECTED);
+		T_STATUS(sdp_plugin_mem_get(s.mem, id, (uintptr_t)host, local, 64, T_TIMEOUT_MS),
+			 DOCA_ERROR_NOT_CONNECTED);
+		T_STATUS(sdp_plugin_mem_abort(s.mem, id), DOCA_ERROR_EMPTY);
+	} else {
+		/* UCX finished the get inside the call (shared memory): nothing to abort */
+		T_STATUS(st, DOCA_ERROR_EMPTY);
+		T_OK(c.last);
+	}
+	side_close(&s);
+	T_OK(sdp_urom_mem_unexport(exp));
+}
+
 int main(int argc, char **argv)
 {
 	static char app_rec[4096];
@@ -493,5 +599,7 @@ int main(int argc, char **argv)
 	test_plugin_local();
 	test_plugin_domain();
 	test_plugin_short_rkey();
+	test_err_mode();
+	test_plugin_abort(argc > 1 && strcmp(argv[1], "tcp") == 0);
 	T_DONE();
 }

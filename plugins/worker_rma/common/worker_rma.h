@@ -32,6 +32,14 @@
 #define UROM_RMA_CHUNK (1u << 20)
 #define UROM_RMA_CHUNKS_INFLIGHT 4
 
+/*
+ * A PUT / GET during which no chunk moved for this long (a member that stopped answering: a
+ * link down, a dead host) fails with DOCA_ERROR_TIME_OUT; the worker closes its endpoint to
+ * that owner by force, and later PUT / GET touching that member's segments fail at once with
+ * DOCA_ERROR_NOT_CONNECTED until a new domain.
+ */
+#define UROM_RMA_STALL_MS 30000
+
 /* FLUSH / FENCE destination meaning every destination. */
 #define UROM_RMA_DEST_ALL UINT64_MAX
 

@@ -112,6 +112,8 @@ struct job {
 	struct slot slots[UROM_RMA_CHUNKS_INFLIGHT];
 	uint8_t *bounce;
 	int active, flushing;
+	int64_t stall_at; /* no chunk moved by then: time out (UROM_RMA_STALL_MS) */
+	int stalled;
 	int fetching; /* atomic with a reply: its reply means it was done at the target */
 	/* raw UCX request (atomic, its flush, FLUSH) */
 	struct akey *key;
@@ -231,6 +233,8 @@ static void job_free(struct job *j)
 
 /* ---- PUT / GET ---- */
 
+static int64_t now_ms(void);
+
 static void xfer_pump(struct job *j);
 
 static void flush_done(void *arg, doca_error_t status)
@@ -250,6 +254,8 @@ static void slot_done(void *arg, doca_error_t status)
 
 	if (status != DOCA_SUCCESS && j->status == DOCA_SUCCESS)
 		j->status = status;
+	if (status == DOCA_SUCCESS)
+		j->stall_at = now_ms() + UROM_RMA_STALL_MS;
 	if (s->stage == 1 && j->status == DOCA_SUCCESS && !j->rma->closing) {
 		s->stage = 2;
 		st = sdp_plugin_mem_put_nb(j->rma->mem, j->dst_region, j->dst_va + s->off, s->buf,
@@ -361,6 +367,7 @@ static doca_error_t xfer_start(struct job *j)
 		j->slots[i].j = j;
 		j->slots[i].buf = j->bounce + i * chunk;
 	}
+	j->stall_at = now_ms() + UROM_RMA_STALL_MS;
 	xfer_pump(j);
 	return DOCA_SUCCESS;
 }
@@ -425,7 +432,7 @@ static struct aep *aep_get(struct rma *rma, const uint8_t *addr, size_t len)
 	params.field_mask =
 		UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
 	params.address = (const ucp_address_t *)padded;
-	params.err_mode = UCP_ERR_HANDLING_MODE_NONE;
+	params.err_mode = sdp_plugin_err_mode();
 	st = ucp_ep_create(rma->worker, &params, &e->ep);
 	free(padded);
 	if (st != UCS_OK) {
@@ -892,6 +899,25 @@ static void am_close(struct rma *rma)
 
 /* ---- the command queue ---- */
 
+/*
+ * A PUT / GET that moved nothing for UROM_RMA_STALL_MS: fail it with TIME_OUT and close the
+ * endpoints it waits on by force; their callbacks finish the job from the next progress.
+ */
+static void xfer_stall_check(struct job *j)
+{
+	if (j->stall_at == 0 || j->stalled || j->finished || now_ms() < j->stall_at)
+		return;
+	j->stalled = 1;
+	DOCA_LOG_ERR("%s of %llu bytes to member %llu: nothing moved for %d ms, giving up",
+		     j->c.type == UROM_WORKER_CMD_RMA_PUT ? "PUT" : "GET",
+		     (unsigned long long)j->len, (unsigned long long)j->c.xfer.dest,
+		     UROM_RMA_STALL_MS);
+	if (j->status == DOCA_SUCCESS)
+		j->status = DOCA_ERROR_TIME_OUT;
+	(void)sdp_plugin_mem_abort(j->rma->mem, j->dst_region);
+	(void)sdp_plugin_mem_abort(j->rma->mem, j->src_region);
+}
+
 static void start_next(struct rma *rma)
 {
 	struct urom_worker_cmd_desc *cd;
@@ -902,6 +928,7 @@ static void start_next(struct rma *rma)
 		if (rma->job != NULL) {
 			if (rma->job->ucx_wait && rma->job->ucx_done)
 				ucx_step(rma->job);
+			xfer_stall_check(rma->job);
 			if (!rma->job->finished)
 				return;
 			job_free(rma->job);
