@@ -649,6 +649,12 @@ static int cli_print_text(const char *json)
 		printf("  max workers:   no limit\n");
 	else
 		printf("  max workers:   %" PRIu64 "\n", ju(root, "max_workers"));
+	if (ju(root, "worker_timeout_ms") == 0)
+		printf("  liveness:      off\n");
+	else
+		printf("  liveness:      %" PRIu64 " ms (%" PRIu64
+		       " unresponsive worker(s) killed)\n",
+		       ju(root, "worker_timeout_ms"), ju(root, "workers_unresponsive"));
 	printf("  cpuset:        %s (CPUs here: %s)\n", js(root, "cpuset"),
 	       js(root, "cpuset_present"));
 	arr = ja(root, "plugins");
@@ -849,10 +855,12 @@ static int cmd_status(int argc, char **argv)
 		timeout = 5000;
 	cli_last_error[0] = '\0';
 	if (cli_query_status(&w, (int)(timeout > 600000 ? 600000 : timeout), &json) != 0) {
-		fprintf(stderr,
-			"softdpu: softdpu-uromd (pid %d) runs but did not answer the status "
-			"query\n",
-			(int)pid);
+		/* cli_err already said why when it knew (secret, address, handshake) */
+		if (cli_last_error[0] == '\0')
+			fprintf(stderr,
+				"softdpu: softdpu-uromd (pid %d) runs but did not answer the "
+				"status query\n",
+				(int)pid);
 		if (json_out) {
 			struct json_object *o = cli_json_new(NULL);
 

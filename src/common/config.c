@@ -159,6 +159,10 @@ static const struct config_entry sdp_config_table[] = {
 	SDP_CFG_ROW(SDP_CFG_UROM_WORKER_BIN, "SOFTDPU_UROM_WORKER_BIN", "", sdp_cfg_string,
 		    "path of the UROM worker program softdpu-uromd spawns (empty: the build "
 		    "tree's, else <libexecdir>/softdpu/softdpu-urom-worker)"),
+	SDP_CFG_ROW(SDP_CFG_UROM_WORKER_TIMEOUT_MS, "SOFTDPU_UROM_WORKER_TIMEOUT_MS", "3000",
+		    sdp_cfg_uint,
+		    "softdpu-uromd's liveness bound: a worker silent this many milliseconds is "
+		    "killed and its hosts' tasks fail with IO_FAILED (0 = off; 300 .. 3600000)"),
 	SDP_CFG_ROW(SDP_CFG_GPU_CC_OVERRIDE, "SOFTDPU_GPU_CC_OVERRIDE", "", sdp_cfg_string,
 		    "compute capability <major>.<minor> doca_gpu_create sees instead of the "
 		    "GPU's own, e.g. 7.5 to test a pre-Ampere GPU (empty: the GPU's own)"),

@@ -302,6 +302,26 @@ static int initiator(struct pair *p)
 		DOCA_ERROR_NOT_FOUND, "put from an unexported buffer");
 	ok &= expect(0, urom_rma_put_wait(w, pe, 1, me + BUF - 4, base, 8, T_WAIT_MS),
 		     DOCA_ERROR_INVALID_VALUE, "put from past the local buffer");
+	/* One byte over either end, and gets (the local side is written): nothing moves. */
+	ok &= expect(0, urom_rma_put_wait(w, pe, 1, me + LSRC, base + BUF - 7, 8, T_WAIT_MS),
+		     DOCA_ERROR_INVALID_VALUE, "put one byte past the end");
+	for (size_t i = 0; i < 16; i++)
+		buf[LSRC + i] = (uint8_t)(0xc0 + i);
+	ok &= expect(0, urom_rma_get_wait(w, pe, 1, me + LSRC, base + BUF - 7, 8, T_WAIT_MS),
+		     DOCA_ERROR_INVALID_VALUE, "get one byte past the end");
+	ok &= expect(0, urom_rma_get_wait(w, pe, 1, me + LSRC, base - 4096, 8, T_WAIT_MS),
+		     DOCA_ERROR_NOT_FOUND, "get before the buffer");
+	ok &= expect(0, urom_rma_get_wait(w, pe, 1, me + BUF - 7, base, 8, T_WAIT_MS),
+		     DOCA_ERROR_INVALID_VALUE, "get into one byte past the local buffer");
+	ok &= expect(
+		0, urom_rma_get_wait(w, pe, 1, (uint64_t)(uintptr_t)unexported, base, 8, T_WAIT_MS),
+		DOCA_ERROR_NOT_FOUND, "get into an unexported buffer");
+	for (size_t i = 0; i < 16; i++)
+		if (buf[LSRC + i] != (uint8_t)(0xc0 + i)) {
+			fprintf(stderr, "rank 0: a refused get changed local byte %zu\n", i);
+			ok = 0;
+			break;
+		}
 	ok &= expect(0,
 		     urom_rma_atomic_wait(w, pe, UROM_RMA_ATOMIC_FADD, 8, 1, base + ATOM + 4, 1, 0,
 					  &v, T_WAIT_MS),

@@ -19,9 +19,11 @@
  * (uromd_conn_timers) when the peer closes or the linger time is over.
  * SPDX-License-Identifier: BSD-3-Clause
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <netdb.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -194,6 +196,69 @@ static void conn_handle_hello(struct uromd *d, struct uromd_conn *conn,
 	uromd_conn_send(d, conn, &reply);
 }
 
+/*
+ * The uid owning the peer's end of a local TCP connection, from the kernel's socket table
+ * (/proc/net/tcp or tcp6: the entry whose local address is our peer and whose remote address
+ * is us). 0 when found, -1 when the peer is not a socket of this machine (network namespace)
+ * or the table cannot be read: then only the uid the HELLO claims is known.
+ */
+static int conn_peer_kernel_uid(const struct uromd_conn *conn, uint32_t *uid_p)
+{
+	struct sockaddr_storage us, peer;
+	socklen_t ul = sizeof(us), pl = sizeof(peer);
+	char want_local[64], want_rem[64], line[512];
+	const char *table;
+	int found = -1;
+	FILE *f;
+
+	if (getsockname(conn->chan.fd, (struct sockaddr *)&us, &ul) != 0 ||
+	    getpeername(conn->chan.fd, (struct sockaddr *)&peer, &pl) != 0 ||
+	    us.ss_family != peer.ss_family)
+		return -1;
+	if (peer.ss_family == AF_INET) {
+		const struct sockaddr_in *a = (const struct sockaddr_in *)&peer;
+		const struct sockaddr_in *b = (const struct sockaddr_in *)&us;
+
+		/* The kernel prints the address word as stored (network order) in %08X. */
+		snprintf(want_local, sizeof(want_local), "%08X:%04X",
+			 (unsigned int)a->sin_addr.s_addr, (unsigned int)ntohs(a->sin_port));
+		snprintf(want_rem, sizeof(want_rem), "%08X:%04X", (unsigned int)b->sin_addr.s_addr,
+			 (unsigned int)ntohs(b->sin_port));
+		table = "/proc/net/tcp";
+	} else if (peer.ss_family == AF_INET6) {
+		const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)&peer;
+		const struct sockaddr_in6 *b = (const struct sockaddr_in6 *)&us;
+		uint32_t wa[4], wb[4];
+
+		memcpy(wa, &a->sin6_addr, sizeof(wa));
+		memcpy(wb, &b->sin6_addr, sizeof(wb));
+		snprintf(want_local, sizeof(want_local), "%08X%08X%08X%08X:%04X", wa[0], wa[1],
+			 wa[2], wa[3], (unsigned int)ntohs(a->sin6_port));
+		snprintf(want_rem, sizeof(want_rem), "%08X%08X%08X%08X:%04X", wb[0], wb[1], wb[2],
+			 wb[3], (unsigned int)ntohs(b->sin6_port));
+		table = "/proc/net/tcp6";
+	} else {
+		return -1;
+	}
+	f = fopen(table, "re");
+	if (f == NULL)
+		return -1;
+	while (found != 0 && fgets(line, sizeof(line), f) != NULL) {
+		char local[64], rem[64], st[8];
+		unsigned int uid;
+
+		/* sl local rem st tx:rx tr:when retrnsmt uid ...; st 01 = ESTABLISHED */
+		if (sscanf(line, " %*s %63s %63s %7s %*s %*s %*s %u", local, rem, st, &uid) == 4 &&
+		    strcmp(st, "01") == 0 && strcmp(local, want_local) == 0 &&
+		    strcmp(rem, want_rem) == 0) {
+			*uid_p = uid;
+			found = 0;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
 static void conn_handle_auth(struct uromd *d, struct uromd_conn *conn,
 			     const struct sdp_urom_msg *msg)
 {
@@ -223,6 +288,21 @@ static void conn_handle_auth(struct uromd *d, struct uromd_conn *conn,
 		reply.u.welcome.plugins[i].id = d->scan.plugins[i].id;
 		reply.u.welcome.plugins[i].version = d->scan.plugins[i].version;
 		memcpy(reply.u.welcome.plugins[i].name, d->scan.plugins[i].name, SDP_UROM_NAME_MAX);
+	}
+	{
+		uint32_t kuid;
+
+		/* Attach rights go by uid (spawn.c): a local peer's is the kernel's, not its word. */
+		if (conn_peer_kernel_uid(conn, &kuid) == 0) {
+			if (kuid != conn->uid)
+				sdp_warn(
+					"host %s (hostname %s, pid %u) claims uid %u but its socket "
+					"belongs to uid %u; using %u",
+					conn->peer, conn->hostname, conn->pid, conn->uid, kuid,
+					kuid);
+			conn->uid = kuid;
+			conn->uid_verified = 1;
+		}
 	}
 	conn->state = UROMD_CONN_READY;
 	conn->deadline_ms = 0;

@@ -187,6 +187,32 @@ static doca_error_t opt_max_worker_logs(void *param, void *config)
 	return DOCA_SUCCESS;
 }
 
+/* The liveness bound: 0 (off) or UROMD_MIN_WORKER_TIMEOUT_MS .. UROMD_MAX_WORKER_TIMEOUT_MS. */
+static doca_error_t uromd_check_worker_timeout(const char *what, uint64_t v)
+{
+	if (v == 0 || (v >= UROMD_MIN_WORKER_TIMEOUT_MS && v <= UROMD_MAX_WORKER_TIMEOUT_MS))
+		return DOCA_SUCCESS;
+	sdp_error("%s %" PRIu64 ": expected 0 (off) or %d .. %d milliseconds", what, v,
+		  UROMD_MIN_WORKER_TIMEOUT_MS, UROMD_MAX_WORKER_TIMEOUT_MS);
+	return DOCA_ERROR_INVALID_VALUE;
+}
+
+static doca_error_t opt_worker_timeout(void *param, void *config)
+{
+	struct uromd_config *cfg = config;
+	int v = *(int *)param;
+
+	if (v < 0) {
+		sdp_error("--worker-timeout %d: expected 0 (off) or %d .. %d milliseconds", v,
+			  UROMD_MIN_WORKER_TIMEOUT_MS, UROMD_MAX_WORKER_TIMEOUT_MS);
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	if (uromd_check_worker_timeout("--worker-timeout", (uint64_t)v) != DOCA_SUCCESS)
+		return DOCA_ERROR_INVALID_VALUE;
+	cfg->worker_timeout_ms = (uint32_t)v;
+	return DOCA_SUCCESS;
+}
+
 static doca_error_t opt_register(const char *short_name, const char *long_name,
 				 const char *arguments, const char *description,
 				 enum doca_argp_type type, doca_argp_param_cb_t cb)
@@ -249,6 +275,19 @@ static doca_error_t uromd_parse_args(struct uromd *d, int argc, char **argv)
 
 	d->cfg.max_msg_size = UROMD_DEFAULT_MSG_SIZE;
 	d->cfg.max_worker_logs = UROMD_DEFAULT_MAX_WORKER_LOGS;
+	{
+		uint64_t t = UROMD_DEFAULT_WORKER_TIMEOUT_MS;
+
+		/* SOFTDPU_UROM_WORKER_TIMEOUT_MS; --worker-timeout overrides it */
+		status = sdp_config_get_uint(SDP_CFG_UROM_WORKER_TIMEOUT_MS, &t);
+		if (status == DOCA_ERROR_NOT_FOUND)
+			t = UROMD_DEFAULT_WORKER_TIMEOUT_MS;
+		else if (status != DOCA_SUCCESS ||
+			 uromd_check_worker_timeout("SOFTDPU_UROM_WORKER_TIMEOUT_MS", t) !=
+				 DOCA_SUCCESS)
+			return DOCA_ERROR_INVALID_VALUE;
+		d->cfg.worker_timeout_ms = (uint32_t)t;
+	}
 	status = doca_argp_init("softdpu-uromd", &d->cfg);
 	if (status != DOCA_SUCCESS)
 		return status;
@@ -278,6 +317,10 @@ static doca_error_t uromd_parse_args(struct uromd *d, int argc, char **argv)
 				   "Logs of gone workers kept in the run directory, oldest removed "
 				   "first (default 64)",
 				   DOCA_ARGP_TYPE_INT, opt_max_worker_logs)) != DOCA_SUCCESS ||
+	    (status = opt_register(NULL, "worker-timeout", "<ms>",
+				   "A worker silent this long is unresponsive: killed, its hosts "
+				   "told (default SOFTDPU_UROM_WORKER_TIMEOUT_MS, 3000; 0 = off)",
+				   DOCA_ARGP_TYPE_INT, opt_worker_timeout)) != DOCA_SUCCESS ||
 	    (status = opt_register("f", "foreground", NULL,
 				   "Stay in the foreground, log to stderr (default: daemon mode)",
 				   DOCA_ARGP_TYPE_BOOLEAN, opt_foreground)) != DOCA_SUCCESS ||

@@ -196,6 +196,44 @@ static void scan_cand_skip(struct scan_cand *c, const char *reason)
 	c->reason = strdup(reason);
 }
 
+/*
+ * Whether a plugin directory or file (st: stat after symbolic links) is trusted: owned by root
+ * or by the service's user, and writable by nobody else (no group or other write bit). NULL
+ * when it is, else the reason (in buf).
+ */
+static const char *scan_untrusted(const struct stat *st, const char *what, char *buf, size_t size)
+{
+	if (st->st_uid != 0 && st->st_uid != geteuid()) {
+		snprintf(buf, size, "%s owned by uid %u, neither root nor the service's uid %u",
+			 what, (unsigned int)st->st_uid, (unsigned int)geteuid());
+		return buf;
+	}
+	if ((st->st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+		snprintf(buf, size, "%s writable by %s (mode %04o; chmod go-w it)", what,
+			 (st->st_mode & S_IWOTH) ? "others" : "its group",
+			 (unsigned int)(st->st_mode & 07777));
+		return buf;
+	}
+	return NULL;
+}
+
+/* Record a plugin directory none of whose files is examined in res->skipped. */
+static doca_error_t scan_skip_dir(const char *dir, const char *reason,
+				  struct uromd_scan_result *res)
+{
+	struct uromd_skipped *ns = realloc(res->skipped, (res->num_skipped + 1) * sizeof(*ns));
+
+	if (ns == NULL) {
+		sdp_error("plugin scan: out of memory listing %s", dir);
+		return DOCA_ERROR_NO_MEMORY;
+	}
+	res->skipped = ns;
+	res->skipped[res->num_skipped].path = strdup(dir);
+	res->skipped[res->num_skipped].reason = strdup(reason);
+	res->num_skipped++;
+	return DOCA_SUCCESS;
+}
+
 /* Append the *.so files of dir, sorted, to *cands. Unreadable directories are skipped. */
 static doca_error_t scan_list_dir(const char *dir, struct scan_cand **cands, size_t *n, size_t *cap,
 				  struct uromd_scan_result *res)
@@ -209,6 +247,22 @@ static doca_error_t scan_list_dir(const char *dir, struct scan_cand **cands, siz
 	if (realpath(dir, abs_dir) != NULL)
 		dir = abs_dir;
 	dp = opendir(dir);
+	if (dp != NULL) {
+		struct stat dst;
+		char reason[SCAN_REASON_LEN];
+
+		if (fstat(dirfd(dp), &dst) != 0)
+			snprintf(reason, sizeof(reason), "cannot stat plugin directory: %s",
+				 strerror(errno));
+		else if (scan_untrusted(&dst, "plugin directory", reason, sizeof(reason)) == NULL)
+			reason[0] = '\0';
+		if (reason[0] != '\0') {
+			closedir(dp);
+			sdp_warn("plugin path entry %s: %s; none of its files is loaded", dir,
+				 reason);
+			return scan_skip_dir(dir, reason, res);
+		}
+	}
 	if (dp == NULL) {
 		char reason[SCAN_REASON_LEN];
 
@@ -228,6 +282,7 @@ static doca_error_t scan_list_dir(const char *dir, struct scan_cand **cands, siz
 	}
 	while ((de = readdir(dp)) != NULL) {
 		size_t len = strlen(de->d_name);
+		char why[SCAN_REASON_LEN];
 		struct scan_cand *c;
 		struct stat st;
 		char *path;
@@ -255,7 +310,9 @@ static doca_error_t scan_list_dir(const char *dir, struct scan_cand **cands, siz
 		c = &(*cands)[(*n)++];
 		memset(c, 0, sizeof(*c));
 		c->path = path;
-		if (len - 3 >= SDP_UROM_NAME_MAX) {
+		if (scan_untrusted(&st, "plugin file", why, sizeof(why)) != NULL) {
+			scan_cand_skip(c, why);
+		} else if (len - 3 >= SDP_UROM_NAME_MAX) {
 			scan_cand_skip(c, "plugin name longer than 47 characters");
 		} else {
 			memcpy(c->name, de->d_name, len - 3);

@@ -434,7 +434,7 @@ err_free:
 
 static char **spawn_build_argv(const struct uromd *d, const struct uromd_worker *w, int child_fd)
 {
-	size_t n = 0, max = 10 + d->scan.num_plugins;
+	size_t n = 0, max = 12 + d->scan.num_plugins;
 	char **argv = calloc(max, sizeof(*argv));
 
 	if (argv == NULL)
@@ -445,7 +445,10 @@ static char **spawn_build_argv(const struct uromd *d, const struct uromd_worker 
 	    asprintf(&argv[n++], "%" PRIu64, w->id) < 0 ||
 	    (argv[n++] = strdup("--max-msg-size")) == NULL ||
 	    asprintf(&argv[n++], "%" PRIu64, d->cfg.max_msg_size) < 0 ||
-	    (argv[n++] = strdup("-l")) == NULL || asprintf(&argv[n++], "%u", d->cfg.log_level) < 0)
+	    (argv[n++] = strdup("-l")) == NULL ||
+	    asprintf(&argv[n++], "%u", d->cfg.log_level) < 0 ||
+	    (argv[n++] = strdup("--heartbeat-ms")) == NULL ||
+	    asprintf(&argv[n++], "%u", d->cfg.worker_timeout_ms / UROMD_HEARTBEATS_PER_TIMEOUT) < 0)
 		goto err_free;
 	for (size_t i = 0; i < d->scan.num_plugins; i++) {
 		const struct uromd_plugin *p = &d->scan.plugins[i];
@@ -733,6 +736,17 @@ void uromd_worker_spawn_request(struct uromd *d, struct uromd_conn *conn,
 	}
 
 	if (w != NULL) {
+		/* A worker serves one user: another uid's host gets no token for it. */
+		if (conn->uid != w->uid) {
+			snprintf(why, sizeof(why),
+				 "worker %" PRIu64
+				 " (pid %d) was spawned by uid %u; this host runs as uid %u%s, and "
+				 "a worker takes hosts of its own uid only",
+				 id, (int)w->pid, w->uid, conn->uid,
+				 conn->uid_verified ? "" : " (as it claims: not a local socket)");
+			status = DOCA_ERROR_NOT_PERMITTED;
+			goto err_reply;
+		}
 		if (req->u.spawn.num_env != 0) {
 			snprintf(why, sizeof(why),
 				 "worker %" PRIu64
@@ -799,6 +813,7 @@ void uromd_worker_spawn_request(struct uromd *d, struct uromd_conn *conn,
 	w->id = id;
 	w->gid = req->u.spawn.gid;
 	w->plugins = req->u.spawn.plugins;
+	w->uid = conn->uid;
 	w->ctrl_fd = -1;
 	w->state = UROMD_WORKER_STARTING;
 	status = spawn_process(d, w, req);
@@ -996,6 +1011,7 @@ static void spawn_handle_ready(struct uromd *d, struct uromd_worker *w,
 	w->addr_len = msg->u.sw_ready.worker_addr.len;
 	w->state = UROMD_WORKER_READY;
 	w->deadline_ms = 0;
+	w->heard_ms = uromd_now_ms();
 	sdp_debug("worker %" PRIu64 " pid %d ready (address %zu bytes)", w->id, (int)w->pid,
 		  w->addr_len);
 	for (size_t i = 0; i < w->num_owners; i++)
@@ -1102,6 +1118,8 @@ void uromd_worker_ctrl_event(struct uromd *d, struct uromd_worker *w, uint32_t e
 			}
 			return;
 		}
+		/* Anything heard counts for liveness; a bad message kills the worker anyway. */
+		w->heard_ms = uromd_now_ms();
 		/* A worker sends one SW_READY, then SW_STATS: anything else is a broken worker. */
 		status = sdp_urom_msg_unpack_why(buf, (size_t)n, &msg, why, sizeof(why));
 		if (status != DOCA_SUCCESS) {
@@ -1211,11 +1229,38 @@ void uromd_worker_reap(struct uromd *d)
 	}
 }
 
+/*
+ * Liveness: a ready worker heard nothing from for cfg.worker_timeout_ms (stopped, stuck in a
+ * plugin, or its loop no longer turns) is killed and reaped like any death, so its hosts get
+ * WORKER_EXIT and their tasks complete with IO_FAILED. Returns its deadline, 0 = none.
+ */
+static uint64_t spawn_liveness(struct uromd *d, struct uromd_worker *w, uint64_t now)
+{
+	uint64_t due;
+
+	if (d->cfg.worker_timeout_ms == 0 || w->state != UROMD_WORKER_READY || w->broken)
+		return 0;
+	due = w->heard_ms + d->cfg.worker_timeout_ms;
+	if (now < due)
+		return due;
+	sdp_error("worker %" PRIu64 " pid %d: unresponsive, nothing heard for %" PRIu64
+		  " ms (--worker-timeout %u); killing it (log %s)",
+		  w->id, (int)w->pid, now - w->heard_ms, d->cfg.worker_timeout_ms, w->log_path);
+	w->unresponsive = 1;
+	d->workers_unresponsive++;
+	spawn_worker_broken(d, w);
+	return 0;
+}
+
 uint64_t uromd_worker_timers(struct uromd *d, uint64_t now)
 {
 	uint64_t next = 0;
 
 	for (struct uromd_worker *w = d->workers; w != NULL; w = w->next) {
+		uint64_t live = spawn_liveness(d, w, now);
+
+		if (live != 0 && (next == 0 || live < next))
+			next = live;
 		if (w->deadline_ms == 0)
 			continue;
 		if (now >= w->deadline_ms) {

@@ -2,7 +2,8 @@
  * softdpu-uromd: the status document answered to STATUS_QUERY (and printed by
  * `softdpu service status --json`):
  *   {"version", "doca_api", "protocol", "pid", "uptime_s", "listen", "run_dir",
- *    "max_msg_size", "max_workers", "cpuset", "cpuset_present",
+ *    "max_msg_size", "max_workers", "worker_timeout_ms", "workers_unresponsive", "cpuset",
+ *    "cpuset_present",
  *    "plugins": [{"id", "version", "name", "path"}], "skipped": [{"path", "reason"}],
  *    "plugin_path", "warnings": ["..."],
  *    "workers": [{"id", "gid", "pid", "state", "plugins", "log",
@@ -214,7 +215,10 @@ static struct json_object *st_workers(const struct uromd *d, int *failed)
 			st_add(o, "id", json_object_new_uint64(w->id), failed);
 			st_add(o, "gid", json_object_new_int64(w->gid), failed);
 			st_add(o, "pid", json_object_new_int64(w->pid), failed);
-			st_add(o, "state", st_str(status_state_name(w->state)), failed);
+			st_add(o, "state",
+			       st_str(w->unresponsive ? "unresponsive" :
+							status_state_name(w->state)),
+			       failed);
 			st_add(o, "plugins", json_object_new_uint64(w->plugins), failed);
 			st_add(o, "log", st_str(w->log_path), failed);
 			st_add(o, "owners", st_owners(w, failed), failed);
@@ -259,6 +263,9 @@ doca_error_t uromd_status_json(const struct uromd *d, char **json_p, size_t *len
 	st_add(root, "run_dir", st_str(d->run_dir), &failed);
 	st_add(root, "max_msg_size", json_object_new_uint64(d->cfg.max_msg_size), &failed);
 	st_add(root, "max_workers", json_object_new_int64(d->cfg.max_workers), &failed);
+	st_add(root, "worker_timeout_ms", json_object_new_int64(d->cfg.worker_timeout_ms), &failed);
+	st_add(root, "workers_unresponsive", json_object_new_uint64(d->workers_unresponsive),
+	       &failed);
 	st_add(root, "cpuset", st_str(cpus), &failed);
 	st_add(root, "cpuset_present", st_str(present), &failed);
 	st_add(root, "plugins", st_plugins(d, &failed), &failed);

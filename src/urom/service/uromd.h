@@ -55,6 +55,15 @@
 /* Logs of workers that are gone kept in the run directory (--max-worker-logs). */
 #define UROMD_DEFAULT_MAX_WORKER_LOGS 64
 #define UROMD_MAX_WORKER_LOGS_LIMIT 100000
+/*
+ * Liveness (--worker-timeout, SOFTDPU_UROM_WORKER_TIMEOUT_MS): a ready worker sends SW_STATS at
+ * least every timeout / UROMD_HEARTBEATS_PER_TIMEOUT ms (its heartbeat); one the service has
+ * heard nothing from for the timeout is unresponsive: SIGKILLed, reaped, its hosts told.
+ */
+#define UROMD_DEFAULT_WORKER_TIMEOUT_MS 3000
+#define UROMD_MIN_WORKER_TIMEOUT_MS 300
+#define UROMD_MAX_WORKER_TIMEOUT_MS 3600000
+#define UROMD_HEARTBEATS_PER_TIMEOUT 3
 
 /* A CPU set as carried on the wire (bit i of word i / 64 = CPU i). */
 struct uromd_cpuset {
@@ -143,6 +152,7 @@ struct uromd_worker {
 	uint32_t gid;
 	pid_t pid;
 	uint64_t plugins; /* mask of plugin ids */
+	uint32_t uid;	  /* uid of the host connection that spawned it: only it may attach */
 	int ctrl_fd;	  /* service end of the SOCK_SEQPACKET control socket, -1 once closed */
 	int ready_seen;	  /* its one SW_READY arrived (a second one is a broken worker) */
 	char *log_path;
@@ -151,6 +161,8 @@ struct uromd_worker {
 	size_t addr_len;
 	uint64_t deadline_ms; /* ready deadline (STARTING) or kill deadline (EXITING); 0 = none */
 	int broken;	      /* its control link failed: SIGKILLed (spawn.c) */
+	int unresponsive;     /* silent past the worker timeout: SIGKILLed (spawn.c) */
+	uint64_t heard_ms;    /* CLOCK_MONOTONIC of its last control message (liveness) */
 	struct uromd_owner *owners;
 	size_t num_owners;
 	size_t cap_owners;
@@ -178,7 +190,8 @@ struct uromd_conn {
 	uint8_t client_nonce[SDP_UROM_NONCE_LEN];
 	uint8_t server_nonce[SDP_UROM_NONCE_LEN];
 	uint32_t pid;
-	uint32_t uid;
+	uint32_t uid;	  /* HELLO's, replaced by the kernel's for a local peer (conn.c) */
+	int uid_verified; /* uid is the kernel's owner of the peer's socket */
 	char hostname[64];
 	uint64_t max_msg_size; /* effective */
 	uint32_t max_workers;  /* the host's limit for this connection, 0 = none */
@@ -200,7 +213,8 @@ struct uromd_config {
 	char *pid_file;
 	char *secret_file;
 	char *run_dir;
-	uint32_t log_level; /* level handed to workers (-l) */
+	uint32_t log_level;	    /* level handed to workers (-l) */
+	uint32_t worker_timeout_ms; /* liveness bound (--worker-timeout), 0 = off */
 };
 
 struct uromd {
@@ -242,6 +256,7 @@ struct uromd {
 	uint64_t next_any_id;
 	uint64_t next_spawn_seq; /* names a worker's log until its pid is known */
 	uint64_t next_dest_id;
+	uint64_t workers_unresponsive; /* workers killed for silence since the start */
 	int epfd;
 	int stopping;
 };

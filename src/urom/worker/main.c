@@ -28,13 +28,16 @@ static void urom_worker_usage(FILE *out)
 {
 	fprintf(out,
 		"usage: softdpu-urom-worker --ctrl-fd N --worker-id ID --max-msg-size BYTES\n"
-		"                           [-l LEVEL] PLUGIN.so:ID ...\n"
+		"                           [-l LEVEL] [--heartbeat-ms H] PLUGIN.so:ID ...\n"
 		"  --ctrl-fd N         control socket inherited from softdpu-uromd\n"
 		"  --worker-id ID      this worker's id (for logs)\n"
 		"  --max-msg-size M    largest notification sent to a host, header included "
 		"(default %d)\n"
 		"  -l, --log-level L   log level: 10..70 or disable, crit, error, warning, info, "
 		"debug, trace (default info)\n"
+		"  --heartbeat-ms H    send SW_STATS at least every H ms, changed or not (the "
+		"service's\n"
+		"                      liveness check; default 0: only when a counter changed)\n"
 		"  -h, --help          this text\n"
 		"Started by softdpu-uromd; not meant to be run by hand.\n",
 		SDP_UROM_WORKER_DEFAULT_MSG_SIZE);
@@ -122,6 +125,7 @@ int main(int argc, char **argv)
 		{"worker-id", required_argument, NULL, 'w'},
 		{"max-msg-size", required_argument, NULL, 'm'},
 		{"log-level", required_argument, NULL, 'l'},
+		{"heartbeat-ms", required_argument, NULL, 'b'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -153,6 +157,11 @@ int main(int argc, char **argv)
 			if (urom_worker_parse_num("--max-msg-size", optarg, 1u << 30, &value) != 0)
 				return 2;
 			params.max_msg_size = (size_t)value;
+			break;
+		case 'b':
+			if (urom_worker_parse_num("--heartbeat-ms", optarg, 3600000, &value) != 0)
+				return 2;
+			params.heartbeat_ms = (uint32_t)value;
 			break;
 		case 'l':
 			if (sdp_log_parse_level(optarg, &level) != DOCA_SUCCESS) {

@@ -25,9 +25,10 @@ struct sdp_urom_worker_plugin_arg {
 };
 
 struct sdp_urom_worker_params {
-	int ctrl_fd;	     /* control socket to the service (SOCK_SEQPACKET) */
-	uint64_t worker_id;  /* for logs */
-	size_t max_msg_size; /* largest packed notification (header included) */
+	int ctrl_fd;	       /* control socket to the service (SOCK_SEQPACKET) */
+	uint64_t worker_id;    /* for logs */
+	size_t max_msg_size;   /* largest packed notification (header included) */
+	uint32_t heartbeat_ms; /* SW_STATS at least this often; 0 = only when counters change */
 	const struct sdp_urom_worker_plugin_arg *plugins;
 	size_t num_plugins;
 };

@@ -76,6 +76,7 @@ struct sdp_urom_worker_plugin {
 struct sdp_urom_worker {
 	uint64_t worker_id;
 	size_t max_msg_size;
+	uint64_t heartbeat_us; /* SW_STATS at least this often (liveness), 0 = only on change */
 	int ctrl_fd;
 	int epfd;
 	int ctrl_closed;    /* EOF or error on the control socket */
@@ -961,19 +962,27 @@ static void urom_worker_stats_send(struct sdp_urom_worker *w, uint64_t now_us)
 
 /*
  * A snapshot is due when a counter changed and SDP_UROM_STATS_INTERVAL_MS passed since the last
- * one: send it now, or shorten the coming sleep (*timeout, ms, 0 = none) to when it is due.
+ * one, or, as the heartbeat the service's liveness check waits for, when heartbeat_us passed
+ * since the last one, changed or not: send it now, or shorten the coming sleep (*timeout, ms,
+ * 0 = none) to when it is due. Called on every turn of the loop, busy or idle, so a worker
+ * whose plugins keep returning to the loop never misses its heartbeat.
  */
 static void urom_worker_stats_tick(struct sdp_urom_worker *w, int *timeout)
 {
-	uint64_t now, due, left_ms;
+	uint64_t now, due = UINT64_MAX, left_ms;
 
-	if (!w->stats.dirty || w->ctrl_closed)
+	if ((!w->stats.dirty && w->heartbeat_us == 0) || w->ctrl_closed)
 		return;
 	now = urom_worker_now_us();
-	due = w->stats.last_sent_us + (uint64_t)SDP_UROM_STATS_INTERVAL_MS * 1000u;
+	if (w->stats.dirty)
+		due = w->stats.last_sent_us + (uint64_t)SDP_UROM_STATS_INTERVAL_MS * 1000u;
+	if (w->heartbeat_us != 0 && w->stats.last_sent_us + w->heartbeat_us < due)
+		due = w->stats.last_sent_us + w->heartbeat_us;
 	if (now >= due) {
 		urom_worker_stats_send(w, now);
-		return;
+		if (w->heartbeat_us == 0)
+			return;
+		due = now + w->heartbeat_us; /* the next heartbeat: the sleep must end by then */
 	}
 	left_ms = (due - now + 999) / 1000;
 	if (*timeout != 0 && left_ms < (uint64_t)*timeout)
@@ -1149,6 +1158,7 @@ doca_error_t sdp_urom_worker_run(const struct sdp_urom_worker_params *params)
 	memset(&w, 0, sizeof(w));
 	w.worker_id = params->worker_id;
 	w.max_msg_size = params->max_msg_size;
+	w.heartbeat_us = (uint64_t)params->heartbeat_ms * 1000u;
 	w.ctrl_fd = params->ctrl_fd;
 	w.epfd = -1;
 	w.sigfd = -1;
