@@ -22,6 +22,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#include <sanitizer/asan_interface.h>
+#endif
+#endif
+
 #include "sdp_config.h"
 #include "sdp_dev_int.h"
 #include "sdp_log.h"
@@ -519,10 +525,35 @@ static size_t module_strnlen(const struct link_map *map, const char *s, size_t m
 }
 
 /*
+ * Whether the ELF symbol at `symbol` of st_size `size` is an object of exactly one pointer.
+ * clang's ASan counts a global's redzone in st_size (a pointer and an int are both 32 bytes
+ * there), so under ASan a padded size is judged by the shadow: the pointer's bytes addressable,
+ * the byte after them a redzone.
+ */
+static int symbol_is_one_pointer(const void *symbol, size_t size)
+{
+	(void)symbol; /* read only under ASan */
+	if (size == sizeof(const struct sdp_provider_ops *))
+		return 1;
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+	if (size > sizeof(const struct sdp_provider_ops *) &&
+	    __asan_region_is_poisoned((void *)(uintptr_t)symbol,
+				      sizeof(const struct sdp_provider_ops *)) == NULL &&
+	    __asan_address_is_poisoned((const char *)symbol +
+				       sizeof(const struct sdp_provider_ops *)))
+		return 1;
+#endif
+#endif
+	return 0;
+}
+
+/*
  * The ops table a module exports, or NULL after recording why it is not one. The symbol is read
  * only through the layout its ELF entry proves: it must be an object of exactly one pointer
- * (`int sdp_provider = 5;` is 4 bytes and refused unread), and the pointer must lead to a whole,
- * aligned table inside the module's own loaded image (a garbage pointer is refused undereferenced).
+ * (`int sdp_provider = 5;` is 4 bytes and refused unread; symbol_is_one_pointer), and the
+ * pointer must lead to a whole, aligned table inside the module's own loaded image (a garbage
+ * pointer is refused undereferenced).
  * Only then are the table's ABI version and name read.
  */
 static const struct sdp_provider_ops *module_ops(void *handle, const char *path)
@@ -547,7 +578,8 @@ static const struct sdp_provider_ops *module_ops(void *handle, const char *path)
 			  SDP_PROVIDER_SYMBOL);
 		return NULL;
 	}
-	if (ELF64_ST_TYPE(sym->st_info) != STT_OBJECT || sym->st_size != sizeof(ops) ||
+	if (ELF64_ST_TYPE(sym->st_info) != STT_OBJECT ||
+	    !symbol_is_one_pointer(symbol, (size_t)sym->st_size) ||
 	    (uintptr_t)symbol % _Alignof(const struct sdp_provider_ops *) != 0) {
 		issue_add(1, path,
 			  "'%s' is not a pointer to a provider table (%s of %zu bytes, expected "

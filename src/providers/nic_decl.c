@@ -88,18 +88,23 @@ int sdp_nic_decl_name_ok(const struct sdp_dev_decl *decl, const char *key, const
 doca_error_t sdp_nic_parse_decimal(const char *text, uint64_t *value_p)
 {
 	uint64_t v = 0;
+	int too_big = 0;
 
 	if (text == NULL || *text == '\0')
 		return DOCA_ERROR_INVALID_VALUE;
+	/* Every character is looked at: "99999999999999999999x" is not a number, not too big. */
 	for (const char *c = text; *c != '\0'; c++) {
 		unsigned digit = (unsigned)(unsigned char)*c - '0';
 
 		if (digit > 9)
 			return DOCA_ERROR_INVALID_VALUE;
 		if (v > (UINT64_MAX - digit) / 10)
-			return DOCA_ERROR_TOO_BIG;
-		v = v * 10 + digit;
+			too_big = 1;
+		else
+			v = v * 10 + digit;
 	}
+	if (too_big)
+		return DOCA_ERROR_TOO_BIG;
 	*value_p = v;
 	return DOCA_SUCCESS;
 }

@@ -1,8 +1,9 @@
 /*
  * Numbers and counts of software NIC declarations (src/providers/nic_decl.c, nic_dev.c), through
  * the loop provider: numbers are decimal only ("08" is eight, "0x10" and "-1" are refused, a
- * number beyond 64 bits is out of range), and a provider declared with more devices than its
- * synthetic bus holds lists the first SDP_NIC_MAX_DEVICES with one warning for the rest.
+ * number beyond 64 bits is out of range, too many digits then a letter are not a number), and a
+ * provider declared with more devices than its synthetic bus holds lists the first
+ * SDP_NIC_MAX_DEVICES with one warning for the rest.
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #include <stdio.h>
@@ -50,8 +51,9 @@ int main(void)
 			       "loop:name=db%d,peer=da%d,depth=8;"	/* 2: agrees */
 			       "loop:name=dhex%d,peer=da%d,depth=0x10;" /* 3 */
 			       "loop:name=dbig%d,peer=da%d,depth=99999999999999999999;" /* 4 */
-			       "loop:name=dneg%d,peer=da%d,depth=-1",			/* 5 */
-			       pid, pid, pid, pid, pid, pid, pid, pid, pid, pid);
+			       "loop:name=dneg%d,peer=da%d,depth=-1;"			/* 5 */
+			       "loop:name=dbigx%d,peer=da%d,depth=99999999999999999999x", /* 6 */
+			       pid, pid, pid, pid, pid, pid, pid, pid, pid, pid, pid, pid);
 	for (int i = 0; i < BULK; i++)
 		len += (size_t)snprintf(decls + len, sizeof(decls) - len,
 					";loop:name=p%d_%d,peer=p%d_%d", i, pid, i ^ 1, pid);
@@ -68,6 +70,9 @@ int main(void)
 	T_LOGGED("SOFTDPU_DEVICES entry 3", "depth=0x10 is not a number", "decimal digits only");
 	T_LOGGED("SOFTDPU_DEVICES entry 4", "depth=99999999999999999999 is not a number from 1 to");
 	T_LOGGED("SOFTDPU_DEVICES entry 5", "depth=-1 is not a number", "decimal digits only");
+	/* too many digits, then a letter: not a number (found by fuzz_dev_decl), not "too big" */
+	T_LOGGED("SOFTDPU_DEVICES entry 6", "depth=99999999999999999999x is not a number",
+		 "decimal digits only");
 	snprintf(name, sizeof(name), "dhex%d", pid);
 	T_TRUE(t_find_dev(list, n, name) == NULL);
 
@@ -81,7 +86,7 @@ int main(void)
 	snprintf(name, sizeof(name), "p%d_%d", LIMIT - 2, pid);
 	T_TRUE(t_find_dev(list, n, name) == NULL);
 	snprintf(line, sizeof(line), "the %d after it are not listed", 2 + BULK - LIMIT - 1);
-	T_LOGGED("SOFTDPU_DEVICES entry 260", "at most 256 devices", line);
+	T_LOGGED("SOFTDPU_DEVICES entry 261", "at most 256 devices", line);
 	T_EQ_INT(log_count("at most 256 devices"), 1);
 	T_OK(doca_devinfo_destroy_list(list));
 	T_DONE();
