@@ -50,8 +50,8 @@ int main(void)
 			       "loop:name=da%d,peer=db%d,depth=08;"	/* 1: eight */
 			       "loop:name=db%d,peer=da%d,depth=8;"	/* 2: agrees */
 			       "loop:name=dhex%d,peer=da%d,depth=0x10;" /* 3 */
-			       "loop:name=dbig%d,peer=da%d,depth=99999999999999999999;" /* 4 */
-			       "loop:name=dneg%d,peer=da%d,depth=-1;"			/* 5 */
+			       "loop:name=dbig%d,peer=da%d,depth=99999999999999999999;"	  /* 4 */
+			       "loop:name=dneg%d,peer=da%d,depth=-1;"			  /* 5 */
 			       "loop:name=dbigx%d,peer=da%d,depth=99999999999999999999x", /* 6 */
 			       pid, pid, pid, pid, pid, pid, pid, pid, pid, pid, pid, pid);
 	for (int i = 0; i < BULK; i++)
