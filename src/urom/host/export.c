@@ -237,13 +237,26 @@ static doca_error_t engine_create_ucp(void)
 	return DOCA_SUCCESS;
 }
 
-static void engine_destroy_ucp(void)
+/*
+ * Destroy the worker, then unmap memh (the last exported buffer, or NULL), then the context: a
+ * reply still pending on the worker (to a peer that closed its endpoint) is purged by
+ * ucp_worker_destroy and reads its memh, so the memh must outlive the worker.
+ */
+static void engine_destroy_ucp(ucp_mem_h memh)
 {
+	ucs_status_t st;
+
 	free(engine.addr);
 	engine.addr = NULL;
 	engine.addr_len = 0;
 	if (engine.worker != NULL)
 		ucp_worker_destroy(engine.worker);
+	if (memh != NULL && engine.context != NULL) {
+		st = ucp_mem_unmap(engine.context, memh);
+		if (st != UCS_OK)
+			sdp_warn("ucp_mem_unmap of the last exported buffer failed: %s",
+				 ucs_status_string(st));
+	}
 	if (engine.context != NULL)
 		ucp_cleanup(engine.context);
 	engine.worker = NULL;
@@ -307,11 +320,12 @@ static doca_error_t engine_start(void)
 err_close_fds:
 	engine_close_fds();
 err_destroy_ucp:
-	engine_destroy_ucp();
+	engine_destroy_ucp(NULL);
 	return status;
 }
 
-static void engine_stop(void)
+/* Stop the thread and tear UCX down; memh: see engine_destroy_ucp (not unmapped if wedged). */
+static void engine_stop(ucp_mem_h memh)
 {
 	struct timespec deadline;
 	uint64_t one = 1;
@@ -337,7 +351,7 @@ static void engine_stop(void)
 		return;
 	}
 	engine_close_fds();
-	engine_destroy_ucp();
+	engine_destroy_ucp(memh);
 	sdp_debug("export engine stopped");
 }
 
@@ -438,7 +452,7 @@ doca_error_t sdp_urom_mem_export(void *buf, size_t len, struct sdp_urom_mem **me
 	status = mem_register(mem);
 	if (status != DOCA_SUCCESS) {
 		if (engine.refs == 0)
-			engine_stop();
+			engine_stop(NULL);
 		goto err_unlock;
 	}
 	engine.refs++;
@@ -494,12 +508,15 @@ doca_error_t sdp_urom_mem_unexport(struct sdp_urom_mem *mem)
 	mem->magic = 0;
 	pthread_mutex_lock(&engine.lock);
 	ucp_rkey_buffer_release(mem->rkey);
-	st = ucp_mem_unmap(engine.context, mem->ucp_memh);
-	if (st != UCS_OK)
-		sdp_warn("ucp_mem_unmap of %zu bytes at %p failed: %s", mem->len, mem->buf,
-			 ucs_status_string(st));
-	if (--engine.refs == 0)
-		engine_stop();
+	if (--engine.refs == 0) {
+		/* the worker goes first: a reply it still holds may reference this memh */
+		engine_stop(mem->ucp_memh);
+	} else {
+		st = ucp_mem_unmap(engine.context, mem->ucp_memh);
+		if (st != UCS_OK)
+			sdp_warn("ucp_mem_unmap of %zu bytes at %p failed: %s", mem->len, mem->buf,
+				 ucs_status_string(st));
+	}
 	pthread_mutex_unlock(&engine.lock);
 	sdp_debug("unexported %zu bytes at %p", mem->len, mem->buf);
 	free(mem->memh);
