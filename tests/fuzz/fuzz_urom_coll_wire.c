@@ -8,12 +8,12 @@
  * here from the little-endian bytes, independently of the struct); what it accepts is those
  * bytes unchanged; NULL data or output is refused.
  *
- * With -DSDP_FUZZ_COLL_WIRE_REPLAY this file has its own main() (the replay test, any
- * compiler): the files named on its command line, then N generated inputs (valid messages, the
- * same with bytes changed, cut or extended, noise behind the magic); every valid one must be
- * accepted.
+ * With -DSDP_FUZZ_COLL_WIRE_REPLAY this file gets the shared replay main() of fuzz_main.h (the
+ * replay test, any compiler): the files and directories named on its command line, then N
+ * generated inputs (valid messages, the same with bytes changed, cut or extended, noise behind
+ * the magic); every valid one must be accepted.
  *
- *   fuzz_urom_coll_wire_replay [--random N] [--seed S] [FILE...]
+ *   fuzz_urom_coll_wire_replay [--random N] [--seed S] [FILE|DIR...]
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #include <stddef.h>
@@ -86,124 +86,83 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 }
 
 #ifdef SDP_FUZZ_COLL_WIRE_REPLAY
-static uint64_t rng;
-
-static uint64_t rnd(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
+static int coll_wire_done(unsigned long n);
+#define FUZZ_MAIN_DONE(n) coll_wire_done(n)
+#include "fuzz_main.h"
 
 /* A valid message with random contents (small tags and sequence numbers half the time). */
 static struct urom_coll_wire make_valid(void)
 {
 	struct urom_coll_wire w = {.magic = UROM_COLL_WIRE_MAGIC};
 
-	w.kind = rnd() % 2 ? UROM_COLL_WIRE_ARRIVE : UROM_COLL_WIRE_DONE;
-	w.flags = rnd() % 4 == 0 ? UROM_COLL_WIRE_BAD : 0;
-	w.tag = rnd() % 2 ? 1 + rnd() % 8 : rnd() | 1;
-	w.seq = rnd() % 2 ? 1 + rnd() % 1000 : rnd() | 1;
-	w.sender = rnd() % 64;
-	w.sig = rnd();
-	w.team_hash = rnd();
-	w.sva = rnd() >> 16;
-	w.rva = rnd() >> 16;
-	w.voff = rnd() % 4096;
-	w.vlen = rnd() % 4096;
+	w.kind = fuzz_rnd() % 2 ? UROM_COLL_WIRE_ARRIVE : UROM_COLL_WIRE_DONE;
+	w.flags = fuzz_rnd() % 4 == 0 ? UROM_COLL_WIRE_BAD : 0;
+	w.tag = fuzz_rnd() % 2 ? 1 + fuzz_rnd() % 8 : fuzz_rnd() | 1;
+	w.seq = fuzz_rnd() % 2 ? 1 + fuzz_rnd() % 1000 : fuzz_rnd() | 1;
+	w.sender = fuzz_rnd() % 64;
+	w.sig = fuzz_rnd();
+	w.team_hash = fuzz_rnd();
+	w.sva = fuzz_rnd() >> 16;
+	w.rva = fuzz_rnd() >> 16;
+	w.voff = fuzz_rnd() % 4096;
+	w.vlen = fuzz_rnd() % 4096;
 	return w;
 }
 
 /* Offsets in the checked fields: magic, kind, flags, the low bytes of tag and seq, reserved. */
 static const uint8_t checked[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 16, 80, 87};
 
-static void run_one(const uint8_t *data, size_t len)
-{
-	/* An exact-size heap copy, so a sanitizer sees any read past the end. */
-	uint8_t *copy = malloc(len > 0 ? len : 1);
+/* Every fourth generated input is valid: it must have been accepted when the next one is made. */
+static unsigned long gen_count, gen_valid, gen_refused, gen_mark;
+static int gen_pending;
 
-	if (copy == NULL) {
-		fprintf(stderr, "replay: out of memory\n");
-		exit(1);
-	}
-	memcpy(copy, data, len);
-	LLVMFuzzerTestOneInput(copy, len);
-	free(copy);
+static void check_pending(void)
+{
+	if (gen_pending && fuzz_accepted != gen_mark + 1)
+		gen_refused++;
+	gen_pending = 0;
 }
 
-static int run_file(const char *path)
+static size_t fuzz_generate(uint8_t *buf, size_t cap)
 {
-	static uint8_t buf[1 << 12];
-	size_t len;
-	FILE *f = fopen(path, "rb");
+	struct urom_coll_wire w = make_valid();
+	size_t len = sizeof(w);
 
-	if (f == NULL) {
-		perror(path);
-		return 1;
+	check_pending();
+	if (cap < 2 * sizeof(w))
+		return 0;
+	memcpy(buf, &w, sizeof(w));
+	switch (gen_count++ % 4) {
+	case 1: /* bytes changed, mostly in the checked fields */
+		for (unsigned long f = 1 + fuzz_rnd() % 3; f > 0; f--) {
+			buf[fuzz_rnd() % 2 ? checked[fuzz_rnd() % sizeof(checked)] :
+					     fuzz_rnd() % len] ^= (uint8_t)(1u << fuzz_rnd() % 8);
+		}
+		break;
+	case 2: /* cut or extended (0 .. 2 messages' worth) */
+		len = fuzz_rnd() % 3 ? sizeof(w) - 2 + fuzz_rnd() % 5 :
+				       fuzz_rnd() % (2 * sizeof(w));
+		for (size_t k = sizeof(w); k < len; k++)
+			buf[k] = (uint8_t)fuzz_rnd();
+		break;
+	case 3: /* noise behind the magic */
+		for (size_t k = 4; k < len; k++)
+			buf[k] = (uint8_t)fuzz_rnd();
+		break;
+	default:
+		gen_valid++;
+		gen_pending = 1;
+		gen_mark = fuzz_accepted;
+		break;
 	}
-	len = fread(buf, 1, sizeof(buf), f);
-	fclose(f);
-	run_one(buf, len);
-	return 0;
+	return len;
 }
 
-int main(int argc, char **argv)
+static int coll_wire_done(unsigned long n)
 {
-	static uint8_t buf[2 * sizeof(struct urom_coll_wire)];
-	uint64_t seed = 0xc011a11e5eedull;
-	unsigned long n = 0, i, valid = 0, before, from;
-	int a, errors = 0;
-
-	for (a = 1; a < argc; a++) {
-		if (strcmp(argv[a], "--random") == 0 && a + 1 < argc)
-			n = strtoul(argv[++a], NULL, 0);
-		else if (strcmp(argv[a], "--seed") == 0 && a + 1 < argc)
-			seed = strtoull(argv[++a], NULL, 0);
-		else
-			errors += run_file(argv[a]);
-	}
-	rng = seed ? seed : 1;
-	printf("replay: %lu generated worker_coll wire inputs, seed 0x%llx\n", n,
-	       (unsigned long long)seed);
-	fflush(stdout);
-	from = fuzz_accepted;
-	for (i = 0; i < n; i++) {
-		struct urom_coll_wire w = make_valid();
-		size_t len = sizeof(w);
-
-		memcpy(buf, &w, sizeof(w));
-		switch (i % 4) {
-		case 1: /* bytes changed, mostly in the checked fields */
-			for (unsigned long f = 1 + rnd() % 3; f > 0; f--) {
-				buf[rnd() % 2 ? checked[rnd() % sizeof(checked)] : rnd() % len] ^=
-					(uint8_t)(1u << rnd() % 8);
-			}
-			break;
-		case 2: /* cut or extended (0 .. 2 messages' worth) */
-			len = rnd() % 3 ? sizeof(w) - 2 + rnd() % 5 : rnd() % sizeof(buf);
-			for (size_t k = sizeof(w); k < len; k++)
-				buf[k] = (uint8_t)rnd();
-			break;
-		case 3: /* noise behind the magic */
-			for (size_t k = 4; k < len; k++)
-				buf[k] = (uint8_t)rnd();
-			break;
-		default:
-			break;
-		}
-		before = fuzz_accepted;
-		run_one(buf, len);
-		if (i % 4 == 0) {
-			valid++;
-			if (fuzz_accepted != before + 1) {
-				fprintf(stderr, "replay: valid input %lu refused\n", i);
-				return 1;
-			}
-		}
-	}
-	printf("replay: done, %lu of %lu generated inputs accepted (%lu generated valid)\n",
-	       fuzz_accepted - from, n, valid);
-	return errors ? 1 : 0;
+	check_pending();
+	printf("replay: %lu of %lu generated worker_coll wire inputs valid, %lu of them refused\n",
+	       gen_valid, n, gen_refused);
+	return gen_refused != 0;
 }
 #endif /* SDP_FUZZ_COLL_WIRE_REPLAY */
