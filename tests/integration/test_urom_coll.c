@@ -536,18 +536,52 @@ static int all_kinds(struct rank *r, const struct cteam *tm, uint64_t count, uin
 	return 0;
 }
 
-static int every_type_op(struct rank *r, const struct cteam *tm)
+/*
+ * Every type/op pair the plugin accepts (bitwise ops on float and double are refused, as in
+ * MPI; refusals() checks that) through the three reducing collectives, count elements each:
+ * allreduce and reduce of count, reduce_scatter of count per member.
+ */
+static int every_type_op(struct rank *r, const struct cteam *tm, uint64_t count)
 {
 	for (uint64_t dt = 0; dt <= UROM_COLL_DTYPE_MAX; dt++)
 		for (uint64_t op = 0; op <= UROM_COLL_OP_MAX; op++) {
 			if (op >= UROM_COLL_BAND && dt >= UROM_COLL_FLOAT)
 				continue;
-			RCHECK(run(r, tm, UROM_WORKER_CMD_COLL_ALLREDUCE, dt, op, 37, 0, 0) == 0);
-			RCHECK(run(r, tm, UROM_WORKER_CMD_COLL_REDUCE_SCATTER, dt, op, 5, 0, 0) ==
+			RCHECK(run(r, tm, UROM_WORKER_CMD_COLL_ALLREDUCE, dt, op, count, 0, 0) ==
 			       0);
-			RCHECK(run(r, tm, UROM_WORKER_CMD_COLL_REDUCE, dt, op, 3, op % tm->size,
+			RCHECK(run(r, tm, UROM_WORKER_CMD_COLL_REDUCE_SCATTER, dt, op, count, 0,
+				   0) == 0);
+			RCHECK(run(r, tm, UROM_WORKER_CMD_COLL_REDUCE, dt, op, count, op % tm->size,
 				   0) == 0);
 		}
+	return 0;
+}
+
+/*
+ * The big run: every type/op pair through allreduce at `pair_bytes` per buffer (several of the
+ * worker's chunks), half of them in place; then every type at `bytes` (64 MiB) with the ops
+ * rotating so that every op also runs at that size. (Every pair at 64 MiB would take minutes:
+ * the host reference is computed element by element.)
+ */
+static int every_type_op_bytes(struct rank *r, const struct cteam *tm, uint64_t pair_bytes,
+			       uint64_t bytes)
+{
+	for (uint64_t dt = 0; dt <= UROM_COLL_DTYPE_MAX; dt++)
+		for (uint64_t op = 0; op <= UROM_COLL_OP_MAX; op++) {
+			if (op >= UROM_COLL_BAND && dt >= UROM_COLL_FLOAT)
+				continue;
+			RCHECK(run(r, tm, UROM_WORKER_CMD_COLL_ALLREDUCE, dt, op,
+				   pair_bytes / esize(dt), 0, (dt + op) % 2) == 0);
+		}
+	for (uint64_t dt = 0; dt <= UROM_COLL_DTYPE_MAX; dt++) {
+		/* dt 0..6 give ops 0, 3, 6, 2, 5, 1, 4: all seven */
+		uint64_t op = dt * 3 % (UROM_COLL_OP_MAX + 1);
+
+		if (op >= UROM_COLL_BAND && dt >= UROM_COLL_FLOAT)
+			op = dt % UROM_COLL_BAND;
+		RCHECK(run(r, tm, UROM_WORKER_CMD_COLL_ALLREDUCE, dt, op, bytes / esize(dt), 0,
+			   dt % 2) == 0);
+	}
 	return 0;
 }
 
@@ -958,14 +992,19 @@ static int rank_cases(struct rank *r)
 			   b / 8 / n, 0, 0) == 0);
 		RCHECK(run(r, &world, UROM_WORKER_CMD_COLL_ALLTOALL, UROM_COLL_UINT32, 0, b / 4 / n,
 			   0, 0) == 0);
+		RCHECK(run(r, &world, UROM_WORKER_CMD_COLL_ALLTOALLV, UROM_COLL_UINT16, 0,
+			   b / 2 / n - 64, 0, 0) == 0);
 		RCHECK(run(r, &world, UROM_WORKER_CMD_COLL_REDUCE_SCATTER, UROM_COLL_FLOAT,
 			   UROM_COLL_SUM, b / 4 / n, 0, 0) == 0);
 		RCHECK(run(r, &world, UROM_WORKER_CMD_COLL_BARRIER, 0, 0, 0, 0, 0) == 0);
+		RCHECK(every_type_op_bytes(r, &world, 4 * MIB, b) == 0);
 	} else {
 		for (int k = 0; k < 3; k++)
 			RCHECK(all_kinds(r, &world, counts[k], (uint64_t)(k * 3 + 2) % 10) == 0);
 		RCHECK(all_kinds(r, &world, MIB / 4, UROM_COLL_UINT32) == 0);
-		RCHECK(every_type_op(r, &world) == 0);
+		RCHECK(every_type_op(r, &world, 0) == 0);
+		RCHECK(every_type_op(r, &world, 1) == 0);
+		RCHECK(every_type_op(r, &world, 37) == 0);
 		RCHECK(in_place(r, &world, 1) == 0);
 		RCHECK(in_place(r, &world, 1001) == 0);
 		RCHECK(all_kinds(r, &back, 1001, UROM_COLL_INT16) == 0);

@@ -7,7 +7,8 @@
  * unknown ids and segments; duplicate domain ids; a member that never joins (every other
  * member's start fails within SOFTDPU_UROM_DOMAIN_TIMEOUT_MS); an OOB that reports a failure;
  * the wrong-state calls (destroy while running, worker destroy under a running domain, a
- * worker on another PE); stop, restart and destroy.
+ * worker on another PE); a local worker stopped, or SIGKILLed, during the start (IO_FAILED);
+ * stop, restart and destroy.
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #include <pthread.h>
@@ -675,6 +676,57 @@ static void test_wrong_state(void)
 				 DOCA_CTX_STATE_IDLE);
 			T_OK(doca_urom_worker_destroy(w3));
 			toob_fini(&o3);
+		}
+		/* its worker SIGKILLed while the domain waits for the OOB: IO_FAILED, bounded */
+		{
+			struct toob o4;
+			struct toob_rank tr4 = {.o = &o4, .rank = 0};
+			struct doca_urom_domain_oob_coll oob4 = oob2;
+			struct doca_urom_worker *w4 = NULL;
+			pid_t before[T_UROMD_MAX_PIDS], after[T_UROMD_MAX_PIDS], victim = 0;
+			int nb, na;
+			int64_t t0;
+
+			toob_init(&o4, 2);
+			oob4.coll_info = &tr4;
+			nb = t_uromd_worker_pids(&d, before, T_UROMD_MAX_PIDS);
+			T_OK(t_worker_start(&s, s.pe, &cfg, &w4));
+			na = t_uromd_worker_pids(&d, after, T_UROMD_MAX_PIDS);
+			for (int i = 0; i < na && victim == 0; i++) {
+				int j = 0;
+
+				while (j < nb && before[j] != after[i])
+					j++;
+				if (j == nb)
+					victim = after[i];
+			}
+			T_TRUE(victim > 0);
+			T_OK(doca_urom_domain_create(&dom));
+			T_OK(doca_pe_connect_ctx(s.pe, doca_urom_domain_as_ctx(dom)));
+			T_OK(doca_urom_domain_set_oob(dom, &oob4));
+			T_OK(doca_urom_domain_set_workers(dom, &id, &w4, 1));
+			T_STATUS(doca_ctx_start(doca_urom_domain_as_ctx(dom)),
+				 DOCA_ERROR_IN_PROGRESS);
+			for (int k = 0; k < 50; k++)
+				t_pe_step(s.pe, 2);
+			t0 = t_now_ms();
+			if (victim > 0)
+				T_EQ_INT(kill(victim, SIGKILL), 0);
+			T_EQ_INT(wait_started(doca_urom_domain_as_ctx(dom), s.pe, 10000),
+				 DOCA_CTX_STATE_IDLE);
+			T_STATUS(sdp_ctx_get_last_error(doca_urom_domain_as_ctx(dom)),
+				 DOCA_ERROR_IO_FAILED);
+			if (t_now_ms() - t0 > 5000)
+				t_fail("a domain start whose worker was killed failed only after "
+				       "%lld ms",
+				       (long long)(t_now_ms() - t0));
+			fprintf(stderr,
+				"note: worker SIGKILLed during its domain's start: IO_FAILED "
+				"after %lld ms\n",
+				(long long)(t_now_ms() - t0));
+			T_OK(doca_urom_domain_destroy(dom));
+			t_worker_close(&s, s.pe, w4);
+			toob_fini(&o4);
 		}
 		toob_fini(&o2);
 	}
