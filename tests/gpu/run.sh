@@ -63,6 +63,9 @@ step() {
 	fi
 }
 
+# nvcc: PATH, then $CUDA_HOME/bin, then /usr/local/cuda/bin (meson takes it from PATH only).
+. scripts/find-nvcc.sh
+sdp_nvcc_on_path
 MESON=${MESON:-meson}
 command -v "$MESON" >/dev/null 2>&1 || MESON="python3 -m mesonbuild.mesonmain"
 
@@ -70,7 +73,7 @@ command -v "$MESON" >/dev/null 2>&1 || MESON="python3 -m mesonbuild.mesonmain"
 	echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
 	echo "host: $(uname -n) $(uname -r)"
 	echo "gcc: $(gcc --version | head -1)"
-	echo "nvcc: $(/usr/local/cuda/bin/nvcc --version | tail -1)"
+	echo "nvcc: $(nvcc --version | tail -1)"
 	command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=index,name,pci.bus_id,driver_version,memory.total,memory.used --format=csv
 } | tee "$out/gpu-env.txt"
 # What each GPU holds before anything runs (compared at the end: nothing may be left behind).
