@@ -199,6 +199,18 @@ static doca_error_t engine_create_ucp(void)
 		sdp_error("ucp_config_read failed: %s", ucs_status_string(st));
 		return DOCA_ERROR_DRIVER;
 	}
+	/*
+	 * No TCP keepalive on the export side (unless the user sets it): this context only answers
+	 * RMA that workers issue, and the workers bound their operations themselves. With UCX's
+	 * default (10 s idle, 2 s probes) a link down for longer marks the connection failed here
+	 * while the worker's side still holds unsent puts; when the link returns, those arrive
+	 * and UCX 1.13 aborts the process sending their completion on the failed endpoint
+	 * (ucp_request.inl "unexpected error: Endpoint timeout", integration/urom_netfault).
+	 */
+	if (getenv("UCX_TCP_KEEPIDLE") == NULL && getenv("UCX_TCP_KEEPINTVL") == NULL) {
+		(void)ucp_config_modify(config, "TCP_KEEPIDLE", "inf");
+		(void)ucp_config_modify(config, "TCP_KEEPINTVL", "inf");
+	}
 	memset(&params, 0, sizeof(params));
 	params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED;
 	params.features =
