@@ -1,6 +1,6 @@
 /*
- * softdpu plugin helper for host halves (header only, no UCX): the bounded wait on a PE that
- * every host half's blocking helpers share.
+ * softdpu plugin helpers for host halves (header only, no UCX): the bounded wait on a PE that
+ * every host half's blocking helpers share, and the check of a notification's status.
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #ifndef SDP_PLUGIN_HOST_H_
@@ -42,6 +42,17 @@ static inline void sdp_plugin_pe_step(struct doca_pe *pe)
 		nanosleep(&ts, NULL);
 	}
 	(void)doca_pe_progress(pe);
+}
+
+/*
+ * The status a worker's notification carries, as the application may see it: a doca_error_t
+ * (DOCA_SUCCESS .. DOCA_ERROR_DEVICE_FATAL_ERROR), else DOCA_ERROR_INVALID_VALUE with *bad set
+ * (the caller logs it): a worker's bytes never hand the application a value outside the enum.
+ */
+static inline doca_error_t sdp_plugin_notif_status(int64_t raw, int *bad)
+{
+	*bad = raw < DOCA_SUCCESS || raw > DOCA_ERROR_DEVICE_FATAL_ERROR;
+	return *bad ? DOCA_ERROR_INVALID_VALUE : (doca_error_t)raw;
 }
 
 #endif /* SDP_PLUGIN_HOST_H_ */

@@ -108,8 +108,14 @@ static void coll_completed(struct doca_urom_worker_cmd_task *task, union doca_da
 				     sizeof(n));
 			status = DOCA_ERROR_INVALID_VALUE;
 		} else {
+			int bad;
+
 			memcpy(&n, ptr, sizeof(n));
-			status = (doca_error_t)n.status;
+			status = sdp_plugin_notif_status((int64_t)n.status, &bad);
+			if (bad)
+				DOCA_LOG_ERR("collective %lu answered with status %lld, not a "
+					     "doca_error_t",
+					     (unsigned long)td.type, (long long)n.status);
 			/* an unreadable command comes back as type UINT64_MAX, its status kept */
 			if (n.type != td.type && n.type != UINT64_MAX) {
 				DOCA_LOG_ERR("collective %lu answered as type %lu",

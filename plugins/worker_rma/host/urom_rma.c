@@ -80,8 +80,15 @@ static void am_completed(struct doca_urom_worker_cmd_task *task, const struct rm
 				DOCA_LOG_ERR("malformed AM response (%zu bytes)", len);
 				status = DOCA_ERROR_INVALID_VALUE;
 			} else {
-				status = (doca_error_t)n.base.status;
-				body = (const uint8_t *)ptr + sizeof(n);
+				int bad;
+
+				status = sdp_plugin_notif_status((int64_t)n.base.status, &bad);
+				if (bad)
+					DOCA_LOG_ERR(
+						"AM response with status %lld, not a doca_error_t",
+						(long long)n.base.status);
+				else
+					body = (const uint8_t *)ptr + sizeof(n);
 			}
 		}
 	} else if (status == DOCA_SUCCESS) {
@@ -129,7 +136,14 @@ static void rma_completed(struct doca_urom_worker_cmd_task *task, union doca_dat
 					     (unsigned long)td.type, (unsigned long)n.type);
 				status = DOCA_ERROR_INVALID_VALUE;
 			} else {
-				status = (doca_error_t)n.status;
+				int bad;
+
+				status = sdp_plugin_notif_status((int64_t)n.status, &bad);
+				if (bad)
+					DOCA_LOG_ERR(
+						"RMA command %lu answered with status %lld, not a "
+						"doca_error_t",
+						(unsigned long)td.type, (long long)n.status);
 			}
 		}
 	} else if (status == DOCA_SUCCESS) {
