@@ -432,7 +432,15 @@ static struct aep *aep_get(struct rma *rma, const uint8_t *addr, size_t len)
 	params.field_mask =
 		UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
 	params.address = (const ucp_address_t *)padded;
-	params.err_mode = sdp_plugin_err_mode();
+	/*
+	 * No error handling on the atomic endpoints, whatever UCX_TLS says: with UCX 1.22 over
+	 * TCP, a second endpoint to the owner's export worker in peer mode (sdp_plugin_mem has
+	 * the first) gets its connection reset by the owner and every atomic fails with
+	 * NOT_CONNECTED (urom_rma_tcp, urom_ladder_tcp under the ucx122 step). The owner's export
+	 * context runs without TCP keepalive (src/urom/host/export.c), which is what kept a
+	 * failed endpoint there from aborting the owner when a link returned.
+	 */
+	params.err_mode = UCP_ERR_HANDLING_MODE_NONE;
 	st = ucp_ep_create(rma->worker, &params, &e->ep);
 	free(padded);
 	if (st != UCS_OK) {
