@@ -165,6 +165,15 @@ static size_t make_valid(uint8_t *buf, size_t cap)
 		((uint8_t *)&m.u)[i] = (uint8_t)rnd();
 	m.hdr.type = types[rnd() % NUM_TYPES];
 	m.hdr.req_id = rnd();
+	/* status fields hold a doca_error_t (the parser refuses anything else) */
+	m.u.reject.status = (uint32_t)(rnd() % 32);
+	m.u.spawn_reply.status = (uint32_t)(rnd() % 32);
+	m.u.release_reply.status = (uint32_t)(rnd() % 32);
+	m.u.gid_reply.status = (uint32_t)(rnd() % 32);
+	m.u.w_connect_reply.status = (uint32_t)(rnd() % 32);
+	m.u.w_domain_addr_reply.status = (uint32_t)(rnd() % 32);
+	m.u.w_domain_reply.status = (uint32_t)(rnd() % 32);
+	m.u.sw_ready.status = (uint32_t)(rnd() % 32);
 	switch (m.hdr.type) {
 	case SDP_UROM_MSG_HELLO:
 		m.u.hello.hostname = some_bytes();

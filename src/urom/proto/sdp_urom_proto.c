@@ -71,6 +71,14 @@ static void wr_bytes(struct sdp_wr *w, const struct sdp_urom_bytes *b, const cha
 	wr_raw(w, b->data, b->len);
 }
 
+/* A status field: a doca_error_t (DOCA_SUCCESS .. DOCA_ERROR_DEVICE_FATAL_ERROR), else refused. */
+static void wr_status(struct sdp_wr *w, uint32_t v, const char *field)
+{
+	if (v > DOCA_ERROR_DEVICE_FATAL_ERROR && w->bad == NULL)
+		w->bad = field;
+	wr_u32(w, v);
+}
+
 static void wr_cpuset(struct sdp_wr *w, const uint64_t *words)
 {
 	int i;
@@ -167,7 +175,7 @@ static int urom_body_write(struct sdp_wr *w, const struct sdp_urom_msg *msg)
 		}
 		break;
 	case SDP_UROM_MSG_REJECT:
-		wr_u32(w, u->reject.status);
+		wr_status(w, u->reject.status, "reject.status");
 		wr_bytes(w, &u->reject.reason, "reject.reason");
 		break;
 	case SDP_UROM_MSG_VERSION_REJECT:
@@ -189,7 +197,7 @@ static int urom_body_write(struct sdp_wr *w, const struct sdp_urom_msg *msg)
 			wr_bytes(w, &u->spawn.env[i], "spawn.env[]");
 		break;
 	case SDP_UROM_MSG_SPAWN_REPLY:
-		wr_u32(w, u->spawn_reply.status);
+		wr_status(w, u->spawn_reply.status, "spawn_reply.status");
 		wr_bytes(w, &u->spawn_reply.reason, "spawn_reply.reason");
 		wr_u64(w, u->spawn_reply.worker_id);
 		wr_u64(w, u->spawn_reply.dest_id);
@@ -202,7 +210,7 @@ static int urom_body_write(struct sdp_wr *w, const struct sdp_urom_msg *msg)
 		wr_u64(w, u->release.dest_id);
 		break;
 	case SDP_UROM_MSG_RELEASE_REPLY:
-		wr_u32(w, u->release_reply.status);
+		wr_status(w, u->release_reply.status, "release_reply.status");
 		break;
 	case SDP_UROM_MSG_GID_QUERY:
 		wr_u32(w, u->gid_query.gid);
@@ -213,7 +221,7 @@ static int urom_body_write(struct sdp_wr *w, const struct sdp_urom_msg *msg)
 			wr_invalid(w, "gid_reply.count/ids");
 			break;
 		}
-		wr_u32(w, u->gid_reply.status);
+		wr_status(w, u->gid_reply.status, "gid_reply.status");
 		wr_u32(w, u->gid_reply.count);
 		wr_raw(w, u->gid_reply.ids, (size_t)u->gid_reply.count * 8);
 		break;
@@ -232,7 +240,7 @@ static int urom_body_write(struct sdp_wr *w, const struct sdp_urom_msg *msg)
 		wr_raw(w, u->w_connect.token, SDP_UROM_TOKEN_LEN);
 		break;
 	case SDP_UROM_MSG_W_CONNECT_REPLY:
-		wr_u32(w, u->w_connect_reply.status);
+		wr_status(w, u->w_connect_reply.status, "w_connect_reply.status");
 		wr_bytes(w, &u->w_connect_reply.reason, "w_connect_reply.reason");
 		break;
 	case SDP_UROM_MSG_W_CMD:
@@ -250,7 +258,7 @@ static int urom_body_write(struct sdp_wr *w, const struct sdp_urom_msg *msg)
 		wr_u64(w, u->w_domain_addr.dest_id);
 		break;
 	case SDP_UROM_MSG_W_DOMAIN_ADDR_REPLY:
-		wr_u32(w, u->w_domain_addr_reply.status);
+		wr_status(w, u->w_domain_addr_reply.status, "w_domain_addr_reply.status");
 		wr_bytes(w, &u->w_domain_addr_reply.record, "w_domain_addr_reply.record");
 		break;
 	case SDP_UROM_MSG_W_DOMAIN_MEMBER:
@@ -268,12 +276,12 @@ static int urom_body_write(struct sdp_wr *w, const struct sdp_urom_msg *msg)
 		wr_u64(w, u->w_domain_clear.domain_key);
 		break;
 	case SDP_UROM_MSG_W_DOMAIN_REPLY:
-		wr_u32(w, u->w_domain_reply.status);
+		wr_status(w, u->w_domain_reply.status, "w_domain_reply.status");
 		wr_bytes(w, &u->w_domain_reply.reason, "w_domain_reply.reason");
 		break;
 	case SDP_UROM_MSG_SW_READY:
 		wr_u32(w, u->sw_ready.pid);
-		wr_u32(w, u->sw_ready.status);
+		wr_status(w, u->sw_ready.status, "sw_ready.status");
 		wr_bytes(w, &u->sw_ready.worker_addr, "sw_ready.worker_addr");
 		break;
 	case SDP_UROM_MSG_SW_ADD_HOST:
@@ -430,6 +438,19 @@ static uint32_t rd_u32(struct sdp_rd *r, const char *field)
 	return (uint32_t)rd_le(r, 4, field);
 }
 
+/*
+ * A status field: bytes from a peer never give a caller a value outside doca_error_t, so a
+ * larger one makes the message malformed.
+ */
+static uint32_t rd_status(struct sdp_rd *r, const char *field)
+{
+	uint32_t v = rd_u32(r, field);
+
+	if (v > DOCA_ERROR_DEVICE_FATAL_ERROR && r->bad == NULL)
+		r->bad = field;
+	return v;
+}
+
 static uint64_t rd_u64(struct sdp_rd *r, const char *field)
 {
 	return rd_le(r, 8, field);
@@ -524,7 +545,7 @@ static int urom_body_read(struct sdp_rd *r, struct sdp_urom_msg *msg)
 		}
 		break;
 	case SDP_UROM_MSG_REJECT:
-		u->reject.status = rd_u32(r, "reject.status");
+		u->reject.status = rd_status(r, "reject.status");
 		rd_bytes(r, &u->reject.reason, "reject.reason");
 		break;
 	case SDP_UROM_MSG_VERSION_REJECT:
@@ -547,7 +568,7 @@ static int urom_body_read(struct sdp_rd *r, struct sdp_urom_msg *msg)
 			rd_bytes(r, &u->spawn.env[i], "spawn.env[]");
 		break;
 	case SDP_UROM_MSG_SPAWN_REPLY:
-		u->spawn_reply.status = rd_u32(r, "spawn_reply.status");
+		u->spawn_reply.status = rd_status(r, "spawn_reply.status");
 		rd_bytes(r, &u->spawn_reply.reason, "spawn_reply.reason");
 		u->spawn_reply.worker_id = rd_u64(r, "spawn_reply.worker_id");
 		u->spawn_reply.dest_id = rd_u64(r, "spawn_reply.dest_id");
@@ -560,13 +581,13 @@ static int urom_body_read(struct sdp_rd *r, struct sdp_urom_msg *msg)
 		u->release.dest_id = rd_u64(r, "release.dest_id");
 		break;
 	case SDP_UROM_MSG_RELEASE_REPLY:
-		u->release_reply.status = rd_u32(r, "release_reply.status");
+		u->release_reply.status = rd_status(r, "release_reply.status");
 		break;
 	case SDP_UROM_MSG_GID_QUERY:
 		u->gid_query.gid = rd_u32(r, "gid_query.gid");
 		break;
 	case SDP_UROM_MSG_GID_REPLY:
-		u->gid_reply.status = rd_u32(r, "gid_reply.status");
+		u->gid_reply.status = rd_status(r, "gid_reply.status");
 		n = rd_u32(r, "gid_reply.count");
 		if (n > SDP_UROM_MAX_WORKERS_REPLY) {
 			rd_invalid(r, "gid_reply.count (too many)");
@@ -590,7 +611,7 @@ static int urom_body_read(struct sdp_rd *r, struct sdp_urom_msg *msg)
 		rd_copy(r, u->w_connect.token, SDP_UROM_TOKEN_LEN, "w_connect.token");
 		break;
 	case SDP_UROM_MSG_W_CONNECT_REPLY:
-		u->w_connect_reply.status = rd_u32(r, "w_connect_reply.status");
+		u->w_connect_reply.status = rd_status(r, "w_connect_reply.status");
 		rd_bytes(r, &u->w_connect_reply.reason, "w_connect_reply.reason");
 		break;
 	case SDP_UROM_MSG_W_CMD:
@@ -608,7 +629,7 @@ static int urom_body_read(struct sdp_rd *r, struct sdp_urom_msg *msg)
 		u->w_domain_addr.dest_id = rd_u64(r, "w_domain_addr.dest_id");
 		break;
 	case SDP_UROM_MSG_W_DOMAIN_ADDR_REPLY:
-		u->w_domain_addr_reply.status = rd_u32(r, "w_domain_addr_reply.status");
+		u->w_domain_addr_reply.status = rd_status(r, "w_domain_addr_reply.status");
 		rd_bytes(r, &u->w_domain_addr_reply.record, "w_domain_addr_reply.record");
 		break;
 	case SDP_UROM_MSG_W_DOMAIN_MEMBER:
@@ -626,12 +647,12 @@ static int urom_body_read(struct sdp_rd *r, struct sdp_urom_msg *msg)
 		u->w_domain_clear.domain_key = rd_u64(r, "w_domain_clear.domain_key");
 		break;
 	case SDP_UROM_MSG_W_DOMAIN_REPLY:
-		u->w_domain_reply.status = rd_u32(r, "w_domain_reply.status");
+		u->w_domain_reply.status = rd_status(r, "w_domain_reply.status");
 		rd_bytes(r, &u->w_domain_reply.reason, "w_domain_reply.reason");
 		break;
 	case SDP_UROM_MSG_SW_READY:
 		u->sw_ready.pid = rd_u32(r, "sw_ready.pid");
-		u->sw_ready.status = rd_u32(r, "sw_ready.status");
+		u->sw_ready.status = rd_status(r, "sw_ready.status");
 		rd_bytes(r, &u->sw_ready.worker_addr, "sw_ready.worker_addr");
 		break;
 	case SDP_UROM_MSG_SW_ADD_HOST:
