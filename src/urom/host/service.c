@@ -254,7 +254,8 @@ static int svc_frame(void *arg, const uint8_t *data, size_t len)
 	}
 
 	req = svc_find_req(svc, msg->hdr.req_id);
-	if (req == NULL && svc->handshake && svc->hs_req != NULL &&
+	/* a refusal of the handshake step under way (one already answered stays answered) */
+	if (req == NULL && svc->handshake && svc->hs_req != NULL && !svc->hs_req->done &&
 	    (msg->hdr.type == SDP_UROM_MSG_REJECT || msg->hdr.type == SDP_UROM_MSG_VERSION_REJECT))
 		req = svc->hs_req;
 	if (req == NULL) {
@@ -277,7 +278,19 @@ static int svc_frame(void *arg, const uint8_t *data, size_t len)
 	case SDP_UROM_MSG_REJECT:
 		copy_reason(req->reason, sizeof(req->reason), &msg->u.reject.reason);
 		status = (doca_error_t)msg->u.reject.status;
-		svc_req_finish(req, status == DOCA_SUCCESS ? DOCA_ERROR_UNEXPECTED : status);
+		/*
+		 * A refusal is an error: never SUCCESS, never IN_PROGRESS (a context start that
+		 * returned it would wait in STARTING for ever) and never a value outside
+		 * doca_error_t.
+		 */
+		if (msg->u.reject.status > DOCA_ERROR_DEVICE_FATAL_ERROR ||
+		    status == DOCA_SUCCESS || status == DOCA_ERROR_IN_PROGRESS) {
+			sdp_warn("service %s: refusal with status %u, not an error; taken as "
+				 "DOCA_ERROR_UNEXPECTED",
+				 svc->addr_str, msg->u.reject.status);
+			status = DOCA_ERROR_UNEXPECTED;
+		}
+		svc_req_finish(req, status);
 		break;
 	default:
 		if (msg->hdr.type != req->want_type) {
