@@ -27,7 +27,8 @@ record=0
 targets=()
 all_targets=(fuzz_urom_proto fuzz_urom_frame fuzz_urom_oob fuzz_urom_memh fuzz_urom_rdmo
 	fuzz_urom_rma_am fuzz_urom_coll_wire fuzz_dev_decl fuzz_service_file fuzz_argp_json
-	fuzz_flow_classify fuzz_plugin_cmd fuzz_small_parsers fuzz_host_notif fuzz_urom_handshake)
+	fuzz_flow_classify fuzz_plugin_cmd fuzz_small_parsers fuzz_host_notif fuzz_urom_handshake
+	fuzz_pcap_rx)
 
 usage() {
 	echo "usage: bash tests/fuzz/run-libfuzzer.sh [--seconds S] [--build DIR] [--record] [TARGET...]" >&2
@@ -117,7 +118,8 @@ plugin_sos=()
 for p in graph sandbox rdmo rma coll; do
 	plugin_sos+=("plugins/worker_$p/worker_$p.so")
 done
-ninja_targets=(src/providers/host/sdp_provider_host.so "${plugin_sos[@]}")
+ninja_targets=(src/providers/host/sdp_provider_host.so src/providers/pcap/sdp_provider_pcap.so
+	"${plugin_sos[@]}")
 fuzz_plugins=$(printf "$build/%s:" "${plugin_sos[@]}")
 fuzz_plugins=${fuzz_plugins%:}
 printf '%s\n' "${opts[*]}" >"$stamp"
@@ -170,7 +172,9 @@ for t in "${targets[@]}"; do
 	[ "$t" != fuzz_plugin_cmd ] || leaks=0
 	# The providers the flow classifier's pipeline needs; the rest ignore it.
 	# The plugins fuzz_plugin_cmd opens, quiet logs (refusals are logged once each, by design).
-	env SOFTDPU_PROVIDER_PATH="$build/src/providers/host" SDP_FUZZ_PLUGINS="$fuzz_plugins" \
+	prov=$build/src/providers/host
+	[ "$t" != fuzz_pcap_rx ] || prov=$build/src/providers/pcap
+	env SOFTDPU_PROVIDER_PATH="$prov" SDP_FUZZ_PLUGINS="$fuzz_plugins" \
 		UCX_NET_DEVICES=lo DOCA_LOG_LEVEL=crit \
 		ASAN_OPTIONS=detect_leaks=$leaks:abort_on_error=0 \
 		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
