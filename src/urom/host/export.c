@@ -207,9 +207,20 @@ static doca_error_t engine_create_ucp(void)
 	 * and UCX 1.13 aborts the process sending their completion on the failed endpoint
 	 * (ucp_request.inl "unexpected error: Endpoint timeout", integration/urom_netfault).
 	 */
+	/*
+	 * The transport's own names: UCX 1.13 applies a cached key to every transport with that
+	 * field and takes "KEEPIDLE" (it warns "invalid configuration" about "TCP_KEEPIDLE",
+	 * which nothing takes); UCX 1.22 takes the prefixed name. Checked with getsockopt
+	 * (SO_KEEPALIVE off on every socket of the context) against Debian's 1.13.1 and 1.22.0.
+	 */
 	if (getenv("UCX_TCP_KEEPIDLE") == NULL && getenv("UCX_TCP_KEEPINTVL") == NULL) {
-		(void)ucp_config_modify(config, "TCP_KEEPIDLE", "inf");
-		(void)ucp_config_modify(config, "TCP_KEEPINTVL", "inf");
+		unsigned int major = 0, minor = 0, release = 0;
+		int old_names;
+
+		ucp_get_version(&major, &minor, &release);
+		old_names = major == 1 && minor <= 13;
+		(void)ucp_config_modify(config, old_names ? "KEEPIDLE" : "TCP_KEEPIDLE", "inf");
+		(void)ucp_config_modify(config, old_names ? "KEEPINTVL" : "TCP_KEEPINTVL", "inf");
 	}
 	memset(&params, 0, sizeof(params));
 	params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED;
