@@ -111,7 +111,7 @@ static void coll_completed(struct doca_urom_worker_cmd_task *task, union doca_da
 			int bad;
 
 			memcpy(&n, ptr, sizeof(n));
-			status = sdp_plugin_notif_status((int64_t)n.status, &bad);
+			status = sdp_plugin_notif_status(n.status, &bad);
 			if (bad)
 				DOCA_LOG_ERR("collective %lu answered with status %lld, not a "
 					     "doca_error_t",

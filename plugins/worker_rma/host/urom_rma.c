@@ -82,7 +82,7 @@ static void am_completed(struct doca_urom_worker_cmd_task *task, const struct rm
 			} else {
 				int bad;
 
-				status = sdp_plugin_notif_status((int64_t)n.base.status, &bad);
+				status = sdp_plugin_notif_status(n.base.status, &bad);
 				if (bad)
 					DOCA_LOG_ERR(
 						"AM response with status %lld, not a doca_error_t",
@@ -138,7 +138,7 @@ static void rma_completed(struct doca_urom_worker_cmd_task *task, union doca_dat
 			} else {
 				int bad;
 
-				status = sdp_plugin_notif_status((int64_t)n.status, &bad);
+				status = sdp_plugin_notif_status(n.status, &bad);
 				if (bad)
 					DOCA_LOG_ERR(
 						"RMA command %lu answered with status %lld, not a "

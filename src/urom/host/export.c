@@ -206,8 +206,6 @@ static doca_error_t engine_create_ucp(void)
 	 * while the worker's side still holds unsent puts; when the link returns, those arrive
 	 * and UCX 1.13 aborts the process sending their completion on the failed endpoint
 	 * (ucp_request.inl "unexpected error: Endpoint timeout", integration/urom_netfault).
-	 */
-	/*
 	 * The transport's own names: UCX 1.13 applies a cached key to every transport with that
 	 * field and takes "KEEPIDLE" (it warns "invalid configuration" about "TCP_KEEPIDLE",
 	 * which nothing takes); UCX 1.22 takes the prefixed name. Checked with getsockopt

@@ -280,11 +280,10 @@ static int svc_frame(void *arg, const uint8_t *data, size_t len)
 		status = (doca_error_t)msg->u.reject.status;
 		/*
 		 * A refusal is an error: never SUCCESS, never IN_PROGRESS (a context start that
-		 * returned it would wait in STARTING for ever) and never a value outside
-		 * doca_error_t.
+		 * returned it would wait in STARTING for ever). The parser already refused values
+		 * outside doca_error_t (rd_status).
 		 */
-		if (msg->u.reject.status > DOCA_ERROR_DEVICE_FATAL_ERROR ||
-		    status == DOCA_SUCCESS || status == DOCA_ERROR_IN_PROGRESS) {
+		if (status == DOCA_SUCCESS || status == DOCA_ERROR_IN_PROGRESS) {
 			sdp_warn("service %s: refusal with status %u, not an error; taken as "
 				 "DOCA_ERROR_UNEXPECTED",
 				 svc->addr_str, msg->u.reject.status);
