@@ -22,7 +22,11 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <linux/inet_diag.h>
+#include <linux/netlink.h>
+#include <linux/sock_diag.h>
 #include <netdb.h>
+#include <netinet/tcp.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -197,11 +201,92 @@ static void conn_handle_hello(struct uromd *d, struct uromd_conn *conn,
 }
 
 /*
- * The uid owning the peer's end of a local TCP connection, from the kernel's socket table
- * (/proc/net/tcp or tcp6: the entry whose local address is our peer and whose remote address
- * is us). 0 when found, -1 when the peer is not a socket of this machine (network namespace)
- * or the table cannot be read: then only the uid the HELLO claims is known.
+ * The uid owning the peer's end of a local TCP connection, from the kernel's socket table: one
+ * exact lookup through NETLINK_SOCK_DIAG (the socket whose source is our peer and whose
+ * destination is us), else, where sock_diag is missing, a scan of /proc/net/tcp or tcp6 (its
+ * cost grows with every socket of the machine). 0 when found, -1 when the peer is not a socket
+ * of this machine (network namespace) or neither can be read: then only the uid the HELLO
+ * claims is known.
  */
+static int conn_peer_uid_diag(const struct sockaddr_storage *peer,
+			      const struct sockaddr_storage *us, uint32_t *uid_p)
+{
+	struct {
+		struct nlmsghdr nlh;
+		struct inet_diag_req_v2 req;
+	} q;
+	struct sockaddr_nl nl = {.nl_family = AF_NETLINK};
+	union {
+		struct nlmsghdr nlh;
+		uint8_t raw[8192];
+	} buf;
+	struct timeval tv = {.tv_sec = 1};
+	int fd, found = -1;
+	ssize_t n;
+
+	memset(&q, 0, sizeof(q));
+	q.nlh.nlmsg_len = sizeof(q);
+	q.nlh.nlmsg_type = SOCK_DIAG_BY_FAMILY;
+	q.nlh.nlmsg_flags = NLM_F_REQUEST;
+	q.req.sdiag_family = (uint8_t)peer->ss_family;
+	q.req.sdiag_protocol = IPPROTO_TCP;
+	q.req.idiag_states = ~0u;
+	q.req.id.idiag_cookie[0] = INET_DIAG_NOCOOKIE;
+	q.req.id.idiag_cookie[1] = INET_DIAG_NOCOOKIE;
+	if (peer->ss_family == AF_INET) {
+		const struct sockaddr_in *a = (const struct sockaddr_in *)peer;
+		const struct sockaddr_in *b = (const struct sockaddr_in *)us;
+
+		q.req.id.idiag_sport = a->sin_port;
+		q.req.id.idiag_dport = b->sin_port;
+		memcpy(q.req.id.idiag_src, &a->sin_addr, 4);
+		memcpy(q.req.id.idiag_dst, &b->sin_addr, 4);
+	} else {
+		const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)peer;
+		const struct sockaddr_in6 *b = (const struct sockaddr_in6 *)us;
+
+		q.req.id.idiag_sport = a->sin6_port;
+		q.req.id.idiag_dport = b->sin6_port;
+		memcpy(q.req.id.idiag_src, &a->sin6_addr, 16);
+		memcpy(q.req.id.idiag_dst, &b->sin6_addr, 16);
+	}
+	fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+	if (fd < 0)
+		return -2;
+	/* bounded: the kernel answers at once, or not at all */
+	(void)setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (sendto(fd, &q, sizeof(q), 0, (struct sockaddr *)&nl, sizeof(nl)) !=
+	    (ssize_t)sizeof(q)) {
+		close(fd);
+		return -2;
+	}
+	n = recv(fd, &buf, sizeof(buf), 0);
+	close(fd);
+	if (n < (ssize_t)sizeof(struct nlmsghdr))
+		return -2;
+	for (struct nlmsghdr *h = &buf.nlh; NLMSG_OK(h, (size_t)n); h = NLMSG_NEXT(h, n)) {
+		const struct inet_diag_msg *m;
+
+		if (h->nlmsg_type == NLMSG_ERROR) {
+			const struct nlmsgerr *e = NLMSG_DATA(h);
+
+			/* ENOENT: no such socket here (another namespace or host) */
+			if (h->nlmsg_len >= NLMSG_LENGTH(sizeof(*e)) && e->error == -ENOENT)
+				return -1;
+			return -2;
+		}
+		if (h->nlmsg_type != SOCK_DIAG_BY_FAMILY || h->nlmsg_len < NLMSG_LENGTH(sizeof(*m)))
+			continue;
+		m = NLMSG_DATA(h);
+		if (m->idiag_state != TCP_ESTABLISHED && m->idiag_state != TCP_CLOSE_WAIT)
+			continue;
+		*uid_p = m->idiag_uid;
+		found = 0;
+		break;
+	}
+	return found == 0 ? 0 : -1;
+}
+
 static int conn_peer_kernel_uid(const struct uromd_conn *conn, uint32_t *uid_p)
 {
 	struct sockaddr_storage us, peer;
@@ -213,8 +298,33 @@ static int conn_peer_kernel_uid(const struct uromd_conn *conn, uint32_t *uid_p)
 
 	if (getsockname(conn->chan.fd, (struct sockaddr *)&us, &ul) != 0 ||
 	    getpeername(conn->chan.fd, (struct sockaddr *)&peer, &pl) != 0 ||
-	    us.ss_family != peer.ss_family)
+	    us.ss_family != peer.ss_family ||
+	    (peer.ss_family != AF_INET && peer.ss_family != AF_INET6))
 		return -1;
+	if (peer.ss_family == AF_INET6 &&
+	    IN6_IS_ADDR_V4MAPPED(&((struct sockaddr_in6 *)&peer)->sin6_addr) &&
+	    IN6_IS_ADDR_V4MAPPED(&((struct sockaddr_in6 *)&us)->sin6_addr)) {
+		/* an IPv4 peer on a dual-stack listener: its own socket is an AF_INET one */
+		struct sockaddr_storage p4, u4;
+		const struct sockaddr_in6 *pp = (const struct sockaddr_in6 *)&peer;
+		const struct sockaddr_in6 *uu = (const struct sockaddr_in6 *)&us;
+		struct sockaddr_in *a = (struct sockaddr_in *)&p4, *b = (struct sockaddr_in *)&u4;
+
+		memset(&p4, 0, sizeof(p4));
+		memset(&u4, 0, sizeof(u4));
+		a->sin_family = b->sin_family = AF_INET;
+		a->sin_port = pp->sin6_port;
+		b->sin_port = uu->sin6_port;
+		memcpy(&a->sin_addr, &pp->sin6_addr.s6_addr[12], 4);
+		memcpy(&b->sin_addr, &uu->sin6_addr.s6_addr[12], 4);
+		found = conn_peer_uid_diag(&p4, &u4, uid_p);
+		if (found == 0)
+			return 0;
+	}
+	found = conn_peer_uid_diag(&peer, &us, uid_p);
+	if (found != -2)
+		return found;
+	found = -1;
 	if (peer.ss_family == AF_INET) {
 		const struct sockaddr_in *a = (const struct sockaddr_in *)&peer;
 		const struct sockaddr_in *b = (const struct sockaddr_in *)&us;

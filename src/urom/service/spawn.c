@@ -659,6 +659,8 @@ err_free:
 err_close_null:
 	close(nullfd);
 err_close_log:
+	/* No child ever wrote to it: the empty log this call created goes too. */
+	unlink(w->log_path);
 	close(logfd);
 	return status;
 }
