@@ -41,12 +41,15 @@ enum {
 	P_CLI,
 	P_NUM
 };
+/* multi's values recorded (an input of 4096 bytes holds at most 2048 array elements) */
+#define FZ_MULTI_MAX 2048
+
 static const char *const names[P_NUM] = {"str", "int", "bool", "dbl", "multi", "cli"};
 
 struct fuzz_cfg {
 	unsigned calls[P_NUM];
 	char *str;
-	int i, multi[64];
+	int i, multi[FZ_MULTI_MAX];
 	bool b;
 	double d;
 };
@@ -86,7 +89,7 @@ static doca_error_t cb_multi(void *p, void *c)
 {
 	struct fuzz_cfg *cfg = c;
 
-	if (cfg->calls[P_MULTI] < 64)
+	if (cfg->calls[P_MULTI] < FZ_MULTI_MAX)
 		cfg->multi[cfg->calls[P_MULTI]] = *(int *)p;
 	cfg->calls[P_MULTI]++;
 	return DOCA_SUCCESS;
@@ -145,7 +148,9 @@ static void check_value(int idx, struct json_object *v, const struct fuzz_cfg *c
 			abort();
 		i64 = json_object_get_int64(v);
 		if (i64 < INT_MIN || i64 > INT_MAX ||
-		    (idx == P_INT ? cfg->i : cfg->multi[nth < 64 ? nth : 0]) != (int)i64)
+		    (idx == P_INT	? cfg->i :
+		     nth < FZ_MULTI_MAX ? cfg->multi[nth] :
+					  (int)i64) != (int)i64)
 			abort();
 		break;
 	case P_BOOL:
