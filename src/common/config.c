@@ -103,7 +103,7 @@ static doca_error_t parse_log_level(const char *value, uint64_t *out)
 static const struct sdp_config_parser sdp_cfg_string = {"any text", NULL, 0};
 static const struct sdp_config_parser sdp_cfg_uint = {
 	"an unsigned integer (decimal, 0x hexadecimal or 0 octal)", sdp_config_parse_uint, 0};
-static const struct sdp_config_parser sdp_cfg_bool __attribute__((unused)) = {
+static const struct sdp_config_parser sdp_cfg_bool = {
 	"a boolean: 1/0, y/n, yes/no, true/false, on/off", sdp_config_parse_bool, 0};
 static const struct sdp_config_parser sdp_cfg_log_level = {
 	"a log level: 10, 20, ..., 70 or disable, crit, error, warning (warn), info, debug, trace",
@@ -179,6 +179,21 @@ static const struct config_entry sdp_config_table[] = {
 	SDP_CFG_ROW(SDP_CFG_OOB_TIMEOUT_MS, "SOFTDPU_OOB_TIMEOUT_MS", "30000", sdp_cfg_uint,
 		    "bound in milliseconds on joining the sdp_urom_oob_from_env group and on each "
 		    "allgather (0: the default)"),
+	SDP_CFG_ROW(SDP_CFG_MPI, "SOFTDPU_MPI", "1", sdp_cfg_bool,
+		    "libsoftdpu_mpi: 0 passes every MPI call through to the MPI library "
+		    "(docs/mpi.md)"),
+	SDP_CFG_ROW(SDP_CFG_MPI_STATS, "SOFTDPU_MPI_STATS", "0", sdp_cfg_bool,
+		    "libsoftdpu_mpi: 1 prints each rank's offloaded / passed-through counts per "
+		    "call at MPI_Finalize"),
+	SDP_CFG_ROW(SDP_CFG_MPI_VERBOSE, "SOFTDPU_MPI_VERBOSE", "0", sdp_cfg_bool,
+		    "libsoftdpu_mpi: 1 reports every rank's set-up outcome, not only rank 0's"),
+	SDP_CFG_ROW(SDP_CFG_MPI_POOL_MB, "SOFTDPU_MPI_POOL_MB", "1024", sdp_cfg_uint,
+		    "libsoftdpu_mpi: MiB of address space each rank reserves and exports as its "
+		    "staging pool (pages exist once used); a collective of more than half of it "
+		    "passes through"),
+	SDP_CFG_ROW(SDP_CFG_MPI_WORKER_CPUS, "SOFTDPU_MPI_WORKER_CPUS", "", sdp_cfg_string,
+		    "libsoftdpu_mpi: comma-separated CPUs; rank r's worker runs on entry r modulo "
+		    "the count (empty: the service's cpuset)"),
 };
 
 _Static_assert(sizeof(sdp_config_table) / sizeof(sdp_config_table[0]) == SDP_CFG_COUNT,
