@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# bench/mpi_overlap (issue 16): the OSU overlap measurement of a plain MPI program, run twice in
+# one invocation with the same launcher and pinning: as it is (the MPI library's own
+# collectives) and with libsoftdpu_mpi preloaded (softdpu workers progress them). Starts its own
+# softdpu-uromd (private port, run dir and secret) with worker_coll, pins ranks to the first N
+# cores and the workers to the next N when the machine has 2N + 1 CPUs, and prints one table:
+# per collective and size, pure communication and overlap for both, and the ratio of softdpu's
+# pure time to the MPI library's. --record appends it to bench/RESULTS.md.
+#   bash bench/mpi_overlap.sh [--build DIR] [--mpi openmpi|mpich] [-n N] [--mpirun PATH]
+#                             [--record] [-- mpi_overlap options]
+# SPDX-License-Identifier: BSD-3-Clause
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+build=build
+mpi=openmpi
+n=4
+record=0
+mpirun=
+args=()
+while [ $# -gt 0 ]; do
+	case $1 in
+	--build) build=$2; shift 2 ;;
+	--mpi) mpi=$2; shift 2 ;;
+	-n) n=$2; shift 2 ;;
+	--mpirun) mpirun=$2; shift 2 ;;
+	--record) record=1; shift ;;
+	--) shift; args=("$@"); break ;;
+	*) echo "mpi_overlap.sh: unknown option $1" >&2; exit 2 ;;
+	esac
+done
+case $build in /*) ;; *) build=$ROOT/$build ;; esac
+case $mpi in
+openmpi) mpirun=${mpirun:-$(command -v mpirun.openmpi || true)} ;;
+mpich) mpirun=${mpirun:-$(command -v mpirun.mpich || true)} ;;
+*) echo "mpi_overlap.sh: --mpi openmpi or mpich" >&2; exit 2 ;;
+esac
+[ -n "$mpirun" ] || { echo "mpi_overlap.sh: no launcher for $mpi" >&2; exit 1; }
+uromd=$build/src/urom/service/softdpu-uromd
+worker=$build/src/urom/worker/softdpu-urom-worker
+plugin=$build/plugins/worker_coll/worker_coll.so
+lib=$build/src/mpi/libsoftdpu_mpi_$mpi.so
+bench=$build/bench/mpi_overlap_$mpi
+for f in "$uromd" "$worker" "$plugin" "$lib" "$bench"; do
+	[ -e "$f" ] || { echo "mpi_overlap.sh: missing $f (ninja -C $build)" >&2; exit 1; }
+done
+export UCX_NET_DEVICES=${UCX_NET_DEVICES:-lo}
+
+ncpu=$(nproc)
+rcpus= wcpus= binding="unpinned: $n ranks + $n workers on $ncpu CPUs (meaningless for overlap)"
+if [ "$ncpu" -ge $((2 * n + 1)) ]; then
+	rcpus=$(seq -s, 0 $((n - 1)))
+	wcpus=$(seq -s, "$n" $((2 * n - 1)))
+	binding="ranks on CPUs $rcpus, workers on CPUs $wcpus"
+fi
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/softdpu-mpi-overlap.XXXXXX")
+daemon_pid=
+cleanup() {
+	if [ -n "$daemon_pid" ]; then
+		kill -TERM "$daemon_pid" 2>/dev/null || true
+		for _ in $(seq 100); do kill -0 "$daemon_pid" 2>/dev/null || break; sleep 0.1; done
+		kill -KILL "$daemon_pid" 2>/dev/null || true
+	fi
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+mkdir -p "$tmp/plugins"
+ln -s "$plugin" "$tmp/plugins/worker_coll.so"
+dargs=(--foreground --listen 127.0.0.1:0 --run-dir "$tmp/run" --secret-file "$tmp/secret")
+[ -z "$wcpus" ] || dargs+=(--cpuset "$wcpus")
+SOFTDPU_UROM_WORKER_BIN=$worker UROM_PLUGIN_PATH=$tmp/plugins "$uromd" "${dargs[@]}" \
+	>"$tmp/uromd.log" 2>&1 &
+daemon_pid=$!
+for _ in $(seq 200); do
+	[ -s "$tmp/run/uromd.port" ] && break
+	kill -0 "$daemon_pid" 2>/dev/null || { cat "$tmp/uromd.log" >&2; exit 1; }
+	sleep 0.05
+done
+port=$(cat "$tmp/run/uromd.port")
+
+# run <out> <preload: 0|1>
+run() {
+	local out=$1 preload=$2 envs=(UCX_NET_DEVICES="$UCX_NET_DEVICES") a=()
+	[ -z "$rcpus" ] || envs+=(SDP_BENCH_RANK_CPUS="$rcpus")
+	if [ "$preload" = 1 ]; then
+		envs+=(LD_PRELOAD="$lib" SOFTDPU_UROM_SERVICE_ADDR="127.0.0.1:$port"
+			SOFTDPU_UROM_SECRET_FILE="$tmp/secret" SOFTDPU_MPI_STATS=1)
+		[ -z "$wcpus" ] || envs+=(SOFTDPU_MPI_WORKER_CPUS="$wcpus")
+	fi
+	if [ "$mpi" = openmpi ]; then
+		a=(--allow-run-as-root --oversubscribe --bind-to none -np "$n")
+		for e in "${envs[@]}"; do a+=(-x "$e"); done
+	else
+		a=(-n "$n")
+		for e in "${envs[@]}"; do a+=(-genv "${e%%=*}" "${e#*=}"); done
+	fi
+	timeout 1800 "$mpirun" "${a[@]}" "$bench" "${args[@]}" >"$out" 2>&1
+}
+echo "mpi_overlap.sh: $mpi, $n ranks; $binding; UCX_NET_DEVICES=$UCX_NET_DEVICES"
+run "$tmp/plain" 0 || { cat "$tmp/plain" >&2; exit 1; }
+run "$tmp/sd" 1 || { cat "$tmp/sd" >&2; tail -20 "$tmp/uromd.log" >&2; exit 1; }
+if ! grep -qE '^softdpu_mpi_stats rank=0 .*offloaded=[1-9]' "$tmp/sd"; then
+	echo "mpi_overlap.sh: libsoftdpu_mpi offloaded nothing:" >&2
+	grep -v '^row ' "$tmp/sd" >&2
+	exit 1
+fi
+
+printf '%-10s %8s | %10s %7s | %10s %7s | %6s\n' coll size mpi_pure mpi_ovl% sd_pure sd_ovl% \
+	sd/mpi
+rows=()
+while read -r _ coll size mp _ _ mo; do
+	read -r _ _ _ sp _ _ so < <(grep "^row $coll $size " "$tmp/sd")
+	ratio=$(awk -v a="$sp" -v b="$mp" 'BEGIN { printf "%.2f", a / b }')
+	printf '%-10s %8s | %10s %7s | %10s %7s | %6s\n' "$coll" "$size" "$mp" "$mo" "$sp" "$so" \
+		"$ratio"
+	rows+=("| $coll | $size | $mp | $mo | $sp | $so | $ratio |")
+done < <(grep '^row ' "$tmp/plain")
+grep '^softdpu_mpi_stats rank=0 ' "$tmp/sd" || true
+
+if [ "$record" = 1 ]; then
+	machine="$ncpu CPUs ($(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)), $(uname -sr)"
+	{
+		echo
+		echo "### mpi_overlap, $mpi, $n ranks ($(date -u '+%Y-%m-%d %H:%M'), $machine)"
+		echo
+		echo "$binding. Times in microseconds (max over ranks); overlap per the OSU formula;"
+		echo "sd/mpi = softdpu's pure communication time over the MPI library's."
+		echo
+		echo "| coll | size | $mpi pure | $mpi overlap % | softdpu pure | softdpu overlap % | sd/mpi |"
+		echo "|---|---|---|---|---|---|---|"
+		printf '%s\n' "${rows[@]}"
+	} >>"$ROOT/bench/RESULTS.md"
+fi
