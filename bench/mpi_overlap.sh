@@ -121,7 +121,6 @@ grep '^softdpu_mpi_stats rank=0 ' "$tmp/sd" || true
 if [ "$record" = 1 ]; then
 	machine="$ncpu CPUs ($(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)), $(uname -sr)"
 	{
-		echo
 		echo "### mpi_overlap, $mpi, $n ranks ($(date -u '+%Y-%m-%d %H:%M'), $machine)"
 		echo
 		echo "$binding. Times in microseconds (max over ranks); overlap per the OSU formula;"
@@ -130,5 +129,11 @@ if [ "$record" = 1 ]; then
 		echo "| coll | size | $mpi pure | $mpi overlap % | softdpu pure | softdpu overlap % | sd/mpi |"
 		echo "|---|---|---|---|---|---|---|"
 		printf '%s\n' "${rows[@]}"
-	} >>"$ROOT/bench/RESULTS.md"
+	} >"$tmp/table"
+	# before the Reliability section (the file's last, whose table other scripts extend)
+	awk -v f="$tmp/table" '
+		/^## Reliability/ && !done { while ((getline l < f) > 0) print l; print ""; done = 1 }
+		{ print }
+		END { if (!done) while ((getline l < f) > 0) print l }' "$ROOT/bench/RESULTS.md" \
+		>"$tmp/results" && cp "$tmp/results" "$ROOT/bench/RESULTS.md"
 fi
