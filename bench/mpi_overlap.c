@@ -25,6 +25,8 @@
 
 #include <mpi.h>
 
+#include "overlap_compute.h"
+
 enum coll {
 	C_ALLTOALL,
 	C_ALLREDUCE,
@@ -39,46 +41,6 @@ static size_t min_size = 1024, max_size = 4u << 20;
 static long iters = 50, warm = 5;
 static unsigned colls = 0xf;
 static char *sbuf, *rbuf;
-static double chunks_per_us;
-static double work[64];
-
-static double now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
-}
-
-static inline void chunk(void)
-{
-	for (int r = 0; r < 8; r++)
-		for (int i = 0; i < 64; i++)
-			work[i] = work[i] * 0.9999999 + 1e-7;
-	__asm__ __volatile__("" : : "r"(work) : "memory");
-}
-
-static void calibrate(void)
-{
-	double best = 0;
-
-	for (int k = 0; k < 64; k++)
-		work[k] = 1.0 + k;
-	for (int run = 0; run < 5; run++) {
-		double t0 = now_us(), t;
-		long n = 0;
-
-		do {
-			for (int j = 0; j < 64; j++)
-				chunk();
-			n += 64;
-			t = now_us() - t0;
-		} while (t < 20000);
-		if ((double)n / t > best)
-			best = (double)n / t;
-	}
-	chunks_per_us = best;
-}
 
 static double compute(double us)
 {

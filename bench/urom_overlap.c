@@ -61,6 +61,8 @@
 #include <ucp/api/ucp.h>
 #include "urom_coll.h"
 
+#include "overlap_compute.h"
+
 #define TEAM_TAG 0x0f5eull
 
 enum coll {
@@ -111,16 +113,7 @@ static struct sdp_urom_mem *mem[2];
 static struct urom_coll_team *team;
 static uint8_t *sbuf, *rbuf, *cbuf;
 static size_t buflen;
-static double chunks_per_us;
 static char rcpus_s[256], wcpus_s[256], ecpus_s[256] = "-";
-
-static double now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
 
 static void die(const char *what, doca_error_t st)
 {
@@ -137,41 +130,6 @@ static void on_alarm(int sig)
 	(void)sig;
 	(void)!write(2, msg, sizeof(msg) - 1);
 	_exit(124);
-}
-
-/* ---- the dummy compute: busy arithmetic in L1, no library calls ---------------------------- */
-
-static double work[64];
-
-static inline void chunk(void)
-{
-	for (int r = 0; r < 8; r++)
-		for (int i = 0; i < 64; i++)
-			work[i] = work[i] * 0.9999999 + 1e-7;
-	__asm__ __volatile__("" : : "r"(work) : "memory");
-}
-
-/* chunks per microsecond: the best of five 20 ms runs */
-static void calibrate(void)
-{
-	double best = 0;
-
-	for (int k = 0; k < 64; k++)
-		work[k] = 1.0 + k;
-	for (int run = 0; run < 5; run++) {
-		double t0 = now_us(), t;
-		long n = 0;
-
-		do {
-			for (int j = 0; j < 64; j++)
-				chunk();
-			n += 64;
-			t = now_us() - t0;
-		} while (t < 20000);
-		if ((double)n / t > best)
-			best = (double)n / t;
-	}
-	chunks_per_us = best;
 }
 
 /* ---- one collective, either way ------------------------------------------------------------ */
