@@ -696,17 +696,52 @@ static int sdp_mpi_op_submit(struct sdp_mpi_op *op, struct urom_worker_coll_cmd 
 	return MPI_SUCCESS;
 }
 
-static void sdp_mpi_cmd_init(struct urom_worker_coll_cmd *cmd, uint64_t type, const void *sbuf,
-			     const void *rbuf, uint64_t count, int dtype, int op, int root)
+static void sdp_mpi_cmd_init(struct urom_worker_coll_cmd *cmd, uint64_t type, uint64_t count,
+			     int dtype, int op, int root)
 {
 	memset(cmd, 0, sizeof(*cmd));
 	cmd->type = type;
-	cmd->sbuf_va = (uint64_t)(uintptr_t)sbuf;
-	cmd->rbuf_va = (uint64_t)(uintptr_t)rbuf;
 	cmd->count = count;
 	cmd->dtype = (uint64_t)dtype;
 	cmd->op = (uint64_t)(op < 0 ? 0 : op);
 	cmd->root = (uint64_t)(root < 0 ? 0 : root);
+}
+
+/*
+ * The common start of a collective (lock held; released here): an op whose send area gets
+ * slen bytes from src and whose receive area of rlen bytes goes, its first out_len bytes, to
+ * user_r at completion; cmd (type, count, dtype, op, root set) is pointed at the two areas
+ * (BCAST: at the one area each member uses) and submitted. MPI_SUCCESS or an MPI error.
+ */
+static int sdp_mpi_launch(int call, struct sdp_mpi_comm *c, const void *src, size_t slen,
+			  void *user_r, size_t rlen, size_t out_len,
+			  struct urom_worker_coll_cmd *cmd, MPI_Request *request)
+{
+	struct sdp_mpi_op *op;
+	uint8_t *ps;
+	int rc;
+
+	op = sdp_mpi_op_new(call, c, slen, rlen, &ps);
+	if (op == NULL) {
+		sdp_mpi_unlock();
+		return MPI_ERR_NO_MEM;
+	}
+	if (slen != 0)
+		memcpy(ps, src, slen);
+	op->user_r = user_r;
+	op->one.len = out_len;
+	op->npieces = out_len != 0;
+	cmd->sbuf_va = (uint64_t)(uintptr_t)ps;
+	cmd->rbuf_va = (uint64_t)(uintptr_t)op->pool_r;
+	if (cmd->type == UROM_WORKER_CMD_COLL_BCAST) {
+		if (slen != 0)
+			cmd->rbuf_va = cmd->sbuf_va; /* the root: its data stays where it is */
+		else
+			cmd->sbuf_va = cmd->rbuf_va; /* (unused off the root) */
+	}
+	rc = sdp_mpi_op_submit(op, cmd, NULL, request);
+	sdp_mpi_unlock();
+	return rc;
 }
 
 /* The largest collective offloaded: a worker's limit, and half the pool. */
@@ -1169,10 +1204,8 @@ int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 {
 	struct urom_worker_coll_cmd cmd;
 	struct sdp_mpi_comm *c = NULL;
-	struct sdp_mpi_op *op;
 	size_t blk, rblk, es, res;
-	uint8_t *ps;
-	int why, rc;
+	int why;
 
 	sdp_mpi_lock();
 	why = sdp_mpi_gate(comm, &c);
@@ -1191,21 +1224,10 @@ int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 		return PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
 				      comm, request);
 	}
-	op = sdp_mpi_op_new(SDP_MPI_IALLTOALL, c, blk * (size_t)c->size, blk * (size_t)c->size,
-			    &ps);
-	if (op == NULL) {
-		sdp_mpi_unlock();
-		return MPI_ERR_NO_MEM;
-	}
-	memcpy(ps, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, blk * (size_t)c->size);
-	op->user_r = recvbuf;
-	op->one.len = blk * (size_t)c->size;
-	op->npieces = 1;
-	sdp_mpi_cmd_init(&cmd, UROM_WORKER_CMD_COLL_ALLTOALL, ps, op->pool_r, blk, UROM_COLL_UINT8,
-			 -1, -1);
-	rc = sdp_mpi_op_submit(op, &cmd, NULL, request);
-	sdp_mpi_unlock();
-	return rc;
+	sdp_mpi_cmd_init(&cmd, UROM_WORKER_CMD_COLL_ALLTOALL, blk, UROM_COLL_UINT8, -1, -1);
+	return sdp_mpi_launch(SDP_MPI_IALLTOALL, c, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf,
+			      blk * (size_t)c->size, recvbuf, blk * (size_t)c->size,
+			      blk * (size_t)c->size, &cmd, request);
 }
 
 int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
@@ -1291,8 +1313,9 @@ int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
 	}
 	op->npieces = n;
 	op->user_r = recvbuf;
-	sdp_mpi_cmd_init(&cmd, UROM_WORKER_CMD_COLL_ALLTOALLV, ps, op->pool_r, 0, UROM_COLL_UINT8,
-			 -1, -1);
+	sdp_mpi_cmd_init(&cmd, UROM_WORKER_CMD_COLL_ALLTOALLV, 0, UROM_COLL_UINT8, -1, -1);
+	cmd.sbuf_va = (uint64_t)(uintptr_t)ps;
+	cmd.rbuf_va = (uint64_t)(uintptr_t)op->pool_r;
 	cmd.ntrail = 4 * (uint64_t)n;
 	rc = sdp_mpi_op_submit(op, &cmd, trail, request);
 	free(trail);
@@ -1305,10 +1328,8 @@ int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
 {
 	struct urom_worker_coll_cmd cmd;
 	struct sdp_mpi_comm *c = NULL;
-	struct sdp_mpi_op *op;
 	size_t blk = 0, rblk = 0, es, res;
-	uint8_t *ps;
-	int why, rc;
+	int why;
 
 	sdp_mpi_lock();
 	why = sdp_mpi_gate(comm, &c);
@@ -1327,23 +1348,12 @@ int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
 		return PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
 				       comm, request);
 	}
-	op = sdp_mpi_op_new(SDP_MPI_IALLGATHER, c, blk, blk * (size_t)c->size, &ps);
-	if (op == NULL) {
-		sdp_mpi_unlock();
-		return MPI_ERR_NO_MEM;
-	}
-	memcpy(ps,
-	       sendbuf == MPI_IN_PLACE ? (const uint8_t *)recvbuf + blk * (size_t)c->rank :
-					 (const uint8_t *)sendbuf,
-	       blk);
-	op->user_r = recvbuf;
-	op->one.len = blk * (size_t)c->size;
-	op->npieces = 1;
-	sdp_mpi_cmd_init(&cmd, UROM_WORKER_CMD_COLL_ALLGATHER, ps, op->pool_r, blk, UROM_COLL_UINT8,
-			 -1, -1);
-	rc = sdp_mpi_op_submit(op, &cmd, NULL, request);
-	sdp_mpi_unlock();
-	return rc;
+	sdp_mpi_cmd_init(&cmd, UROM_WORKER_CMD_COLL_ALLGATHER, blk, UROM_COLL_UINT8, -1, -1);
+	return sdp_mpi_launch(
+		SDP_MPI_IALLGATHER, c,
+		sendbuf == MPI_IN_PLACE ? (const uint8_t *)recvbuf + blk * (size_t)c->rank :
+					  (const uint8_t *)sendbuf,
+		blk, recvbuf, blk * (size_t)c->size, blk * (size_t)c->size, &cmd, request);
 }
 
 /* The reduction checks: type and op, in elements; why. */
@@ -1370,10 +1380,8 @@ int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
 {
 	struct urom_worker_coll_cmd cmd;
 	struct sdp_mpi_comm *c = NULL;
-	struct sdp_mpi_op *op;
 	size_t bytes = 0;
-	int why, rc, t = 0, o = 0;
-	uint8_t *ps;
+	int why, t = 0, o = 0;
 
 	sdp_mpi_lock();
 	why = sdp_mpi_red_gate(sdp_mpi_gate(comm, &c), datatype, op_, count, &t, &o, &bytes);
@@ -1383,20 +1391,9 @@ int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
 		sdp_mpi_unlock();
 		return PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op_, comm, request);
 	}
-	op = sdp_mpi_op_new(SDP_MPI_IALLREDUCE, c, bytes, bytes, &ps);
-	if (op == NULL) {
-		sdp_mpi_unlock();
-		return MPI_ERR_NO_MEM;
-	}
-	memcpy(ps, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, bytes);
-	op->user_r = recvbuf;
-	op->one.len = bytes;
-	op->npieces = 1;
-	sdp_mpi_cmd_init(&cmd, UROM_WORKER_CMD_COLL_ALLREDUCE, ps, op->pool_r, (uint64_t)count, t,
-			 o, -1);
-	rc = sdp_mpi_op_submit(op, &cmd, NULL, request);
-	sdp_mpi_unlock();
-	return rc;
+	sdp_mpi_cmd_init(&cmd, UROM_WORKER_CMD_COLL_ALLREDUCE, (uint64_t)count, t, o, -1);
+	return sdp_mpi_launch(SDP_MPI_IALLREDUCE, c, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf,
+			      bytes, recvbuf, bytes, bytes, &cmd, request);
 }
 
 int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op_,
@@ -1404,10 +1401,8 @@ int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
 {
 	struct urom_worker_coll_cmd cmd;
 	struct sdp_mpi_comm *c = NULL;
-	struct sdp_mpi_op *op;
 	size_t bytes = 0;
-	int why, rc, t = 0, o = 0, me;
-	uint8_t *ps;
+	int why, t = 0, o = 0, me;
 
 	sdp_mpi_lock();
 	why = sdp_mpi_red_gate(sdp_mpi_gate(comm, &c), datatype, op_, count, &t, &o, &bytes);
@@ -1420,20 +1415,9 @@ int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
 		return PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op_, root, comm, request);
 	}
 	me = c->rank == root;
-	op = sdp_mpi_op_new(SDP_MPI_IREDUCE, c, bytes, me ? bytes : 0, &ps);
-	if (op == NULL) {
-		sdp_mpi_unlock();
-		return MPI_ERR_NO_MEM;
-	}
-	memcpy(ps, me && sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, bytes);
-	op->user_r = recvbuf;
-	op->one.len = me ? bytes : 0;
-	op->npieces = me ? 1 : 0;
-	sdp_mpi_cmd_init(&cmd, UROM_WORKER_CMD_COLL_REDUCE, ps, op->pool_r, (uint64_t)count, t, o,
-			 root);
-	rc = sdp_mpi_op_submit(op, &cmd, NULL, request);
-	sdp_mpi_unlock();
-	return rc;
+	sdp_mpi_cmd_init(&cmd, UROM_WORKER_CMD_COLL_REDUCE, (uint64_t)count, t, o, root);
+	return sdp_mpi_launch(SDP_MPI_IREDUCE, c, me && sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf,
+			      bytes, recvbuf, me ? bytes : 0, me ? bytes : 0, &cmd, request);
 }
 
 int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
@@ -1442,10 +1426,8 @@ int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
 {
 	struct urom_worker_coll_cmd cmd;
 	struct sdp_mpi_comm *c = NULL;
-	struct sdp_mpi_op *op;
 	size_t bytes = 0;
-	int why, rc, t = 0, o = 0;
-	uint8_t *ps;
+	int why, t = 0, o = 0;
 
 	sdp_mpi_lock();
 	why = sdp_mpi_red_gate(sdp_mpi_gate(comm, &c), datatype, op_, recvcount, &t, &o, &bytes);
@@ -1456,20 +1438,10 @@ int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
 		return PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op_, comm,
 						  request);
 	}
-	op = sdp_mpi_op_new(SDP_MPI_IREDUCE_SCATTER_BLOCK, c, bytes * (size_t)c->size, bytes, &ps);
-	if (op == NULL) {
-		sdp_mpi_unlock();
-		return MPI_ERR_NO_MEM;
-	}
-	memcpy(ps, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, bytes * (size_t)c->size);
-	op->user_r = recvbuf;
-	op->one.len = bytes;
-	op->npieces = 1;
-	sdp_mpi_cmd_init(&cmd, UROM_WORKER_CMD_COLL_REDUCE_SCATTER, ps, op->pool_r,
-			 (uint64_t)recvcount, t, o, -1);
-	rc = sdp_mpi_op_submit(op, &cmd, NULL, request);
-	sdp_mpi_unlock();
-	return rc;
+	sdp_mpi_cmd_init(&cmd, UROM_WORKER_CMD_COLL_REDUCE_SCATTER, (uint64_t)recvcount, t, o, -1);
+	return sdp_mpi_launch(SDP_MPI_IREDUCE_SCATTER_BLOCK, c,
+			      sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, bytes * (size_t)c->size,
+			      recvbuf, bytes, bytes, &cmd, request);
 }
 
 int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
@@ -1477,10 +1449,8 @@ int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Com
 {
 	struct urom_worker_coll_cmd cmd;
 	struct sdp_mpi_comm *c = NULL;
-	struct sdp_mpi_op *op;
 	size_t bytes = 0, es;
-	int why, rc, me;
-	uint8_t *ps;
+	int why, me;
 
 	sdp_mpi_lock();
 	why = sdp_mpi_gate(comm, &c);
@@ -1496,30 +1466,16 @@ int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Com
 	}
 	me = c->rank == root;
 	/* the root's data in the send area; the others receive into theirs (one area each) */
-	op = sdp_mpi_op_new(SDP_MPI_IBCAST, c, me ? bytes : 0, me ? 0 : bytes, &ps);
-	if (op == NULL) {
-		sdp_mpi_unlock();
-		return MPI_ERR_NO_MEM;
-	}
-	if (me)
-		memcpy(ps, buffer, bytes);
-	op->user_r = buffer;
-	op->one.len = me ? 0 : bytes;
-	op->npieces = me ? 0 : 1;
-	sdp_mpi_cmd_init(&cmd, UROM_WORKER_CMD_COLL_BCAST, me ? ps : op->pool_r,
-			 me ? ps : op->pool_r, bytes, UROM_COLL_UINT8, -1, root);
-	rc = sdp_mpi_op_submit(op, &cmd, NULL, request);
-	sdp_mpi_unlock();
-	return rc;
+	sdp_mpi_cmd_init(&cmd, UROM_WORKER_CMD_COLL_BCAST, bytes, UROM_COLL_UINT8, -1, root);
+	return sdp_mpi_launch(SDP_MPI_IBCAST, c, buffer, me ? bytes : 0, buffer, me ? 0 : bytes,
+			      me ? 0 : bytes, &cmd, request);
 }
 
 int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
 {
 	struct urom_worker_coll_cmd cmd;
 	struct sdp_mpi_comm *c = NULL;
-	struct sdp_mpi_op *op;
-	uint8_t *ps;
-	int why, rc;
+	int why;
 
 	sdp_mpi_lock();
 	why = sdp_mpi_gate(comm, &c);
@@ -1527,17 +1483,8 @@ int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
 		sdp_mpi_unlock();
 		return PMPI_Ibarrier(comm, request);
 	}
-	op = sdp_mpi_op_new(SDP_MPI_IBARRIER, c, 0, 0, &ps);
-	if (op == NULL) {
-		sdp_mpi_unlock();
-		return MPI_ERR_NO_MEM;
-	}
-	op->npieces = 0;
-	sdp_mpi_cmd_init(&cmd, UROM_WORKER_CMD_COLL_BARRIER, NULL, NULL, 0, UROM_COLL_UINT8, -1,
-			 -1);
-	rc = sdp_mpi_op_submit(op, &cmd, NULL, request);
-	sdp_mpi_unlock();
-	return rc;
+	sdp_mpi_cmd_init(&cmd, UROM_WORKER_CMD_COLL_BARRIER, 0, UROM_COLL_UINT8, -1, -1);
+	return sdp_mpi_launch(SDP_MPI_IBARRIER, c, NULL, 0, NULL, 0, 0, &cmd, request);
 }
 
 /* ---- completion: the Wait and Test families ------------------------------------------------------ */
