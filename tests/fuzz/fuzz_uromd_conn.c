@@ -446,8 +446,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	 * (no TIME_WAIT left behind, which would make the service's reading of the kernel's
 	 * socket table slower with every input); the service's timers collect the connection.
 	 */
-	if (fz_d.conns != NULL && !fz_d.conns->shut) {
-		/* (after the service's own FIN, ours would leave its socket in TIME_WAIT) */
+	if (fz_d.conns != NULL)
+		fz_service_round(fz_d.conns);
+	if (fz_d.conns != NULL && fz_d.conns->state != UROMD_CONN_DOOMED) {
+		/*
+		 * (a doomed connection sends, or will send, the service's own FIN: after both
+		 * FINs the host's socket would sit in TIME_WAIT, and a long run would run out of
+		 * loopback ports)
+		 */
 		(void)shutdown(fd, SHUT_WR);
 		fz_service_round(fz_d.conns);
 	}
