@@ -393,10 +393,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	low_fd = fz_low_fd();
 	fz_workers_reset();
 
-	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	sa.sin_port = htons(fz_d.bound_port);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0)
-		fz_die("cannot connect to the listener");
+	/*
+	 * Loopback ports are shared with every other process of the machine (parallel fuzz
+	 * runs): a moment without a free one (EADDRNOTAVAIL) is waited out, bounded.
+	 */
+	for (int tries = 0;; tries++) {
+		fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fd < 0)
+			fz_die("socket");
+		if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
+			break;
+		if ((errno != EADDRNOTAVAIL && errno != EAGAIN) || tries == 1000) {
+			fprintf(stderr, "fuzz_uromd_conn: connect: %s\n", strerror(errno));
+			fz_die("cannot connect to the listener");
+		}
+		close(fd);
+		poll(NULL, 0, 1);
+	}
 	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) != 0)
 		fz_die("fcntl");
 	memset(&h, 0, sizeof(h));
