@@ -52,6 +52,13 @@
 
 DOCA_LOG_REGISTER(UROM::WORKER::SANDBOX);
 
+/*
+ * Tag sends and receives outstanding at once (a receive without a matching send stays until
+ * the plugin closes): past this a TAG_SEND / TAG_RECV is refused with DOCA_ERROR_FULL instead
+ * of letting one host grow the worker without bound (an inline receive holds its buffer).
+ */
+#define SANDBOX_MAX_LIVE_OPS 4096
+
 #define SANDBOX_MAX_PEERS 4096	       /* cached endpoints (domain members sent to) */
 #define SANDBOX_MAX_MAPS 4096	       /* MEM_MAP regions per worker */
 #define SANDBOX_MAX_BOUNCE (64u << 20) /* largest transfer through host memory */
@@ -134,6 +141,8 @@ struct sandbox_state {
 	ucs_list_link_t done;	    /* ops whose UCX or memory step finished */
 	ucs_list_link_t completed;  /* notifications for the next progress call */
 	ucs_list_link_t live;	    /* every op not freed yet */
+	size_t num_live;	    /* its length: at most SANDBOX_MAX_LIVE_OPS */
+	uint64_t refused_full;	    /* TAG_SEND / TAG_RECV refused for it (logged sparsely) */
 };
 
 /* ---- small helpers ------------------------------------------------------------------------ */
@@ -314,8 +323,9 @@ static struct sandbox_op *sandbox_op_create(struct sandbox_state *state,
 					    const struct urom_worker_sandbox_cmd *cmd,
 					    enum sandbox_op_kind kind, size_t extra)
 {
-	struct sandbox_op *op = calloc(1, sizeof(*op));
+	struct sandbox_op *op;
 
+	op = calloc(1, sizeof(*op));
 	if (op == NULL) {
 		DOCA_LOG_ERR("failed to allocate an operation of %zu bytes", sizeof(*op));
 		return NULL;
@@ -335,7 +345,20 @@ static struct sandbox_op *sandbox_op_create(struct sandbox_state *state,
 	op->status = DOCA_SUCCESS;
 	op->ucs_status = UCS_OK;
 	ucs_list_add_tail(&state->live, &op->live);
+	state->num_live++;
 	return op;
+}
+
+/* Room for one more op; else DOCA_ERROR_FULL (logged for the first and every 1024th). */
+static doca_error_t sandbox_op_room(struct sandbox_state *state)
+{
+	if (state->num_live < SANDBOX_MAX_LIVE_OPS)
+		return DOCA_SUCCESS;
+	if (state->refused_full++ % 1024 == 0)
+		DOCA_LOG_ERR("%zu tag sends and receives outstanding, the most a worker keeps: "
+			     "refused with DOCA_ERROR_FULL (%" PRIu64 " so far)",
+			     state->num_live, state->refused_full);
+	return DOCA_ERROR_FULL;
 }
 
 static void sandbox_op_free(struct sandbox_op *op)
@@ -346,6 +369,7 @@ static void sandbox_op_free(struct sandbox_op *op)
 	free(op->bounce);
 	free(op->notif);
 	ucs_list_del(&op->live);
+	op->state->num_live--;
 	free(op);
 }
 
@@ -769,6 +793,9 @@ static doca_error_t sandbox_cmd_tag_send(struct urom_worker_ctx *ctx, struct san
 	if (status != DOCA_SUCCESS)
 		return sandbox_notify_refused(state, cmd_desc, cmd, status);
 
+	status = sandbox_op_room(state);
+	if (status != DOCA_SUCCESS)
+		return sandbox_notify_refused(state, cmd_desc, cmd, status);
 	op = sandbox_op_create(state, cmd_desc, cmd, SANDBOX_OP_SEND, 0);
 	if (op == NULL)
 		return sandbox_notify_refused(state, cmd_desc, cmd, DOCA_ERROR_NO_MEMORY);
@@ -846,6 +873,9 @@ static doca_error_t sandbox_cmd_tag_recv(struct sandbox_state *state,
 	}
 
 	/* Inline: the notification has room for the data and receives it. */
+	status = sandbox_op_room(state);
+	if (status != DOCA_SUCCESS)
+		return sandbox_notify_refused(state, cmd_desc, cmd, status);
 	op = sandbox_op_create(state, cmd_desc, cmd, SANDBOX_OP_RECV,
 			       tr->memh_id == 0 ? tr->count : 0);
 	if (op == NULL)
