@@ -1197,6 +1197,31 @@ int MPI_Comm_free(MPI_Comm *comm)
 	return PMPI_Comm_free(comm);
 }
 
+/*
+ * The checks of the block collectives (alltoall, allgather: one block per member): the same
+ * contiguous block size on both sides (MPI_IN_PLACE: the receive side's), and room for size
+ * blocks. SDP_MPI_OFFLOADED with *blk, or why not.
+ */
+static int sdp_mpi_block_gate(int why, const struct sdp_mpi_comm *c, const void *sendbuf,
+			      int sendcount, MPI_Datatype sendtype, int recvcount,
+			      MPI_Datatype recvtype, size_t *blk)
+{
+	size_t rblk, es, res;
+
+	if (why != SDP_MPI_OFFLOADED)
+		return why;
+	if (sendbuf == MPI_IN_PLACE) {
+		sendcount = recvcount;
+		sendtype = recvtype;
+	}
+	if (!sdp_mpi_contig(sendtype, sendcount, blk, &es) ||
+	    !sdp_mpi_contig(recvtype, recvcount, &rblk, &res) || *blk != rblk)
+		return SDP_MPI_PASS_DTYPE;
+	if (*blk * (size_t)c->size > sdp_mpi_max_bytes())
+		return SDP_MPI_PASS_SIZE;
+	return SDP_MPI_OFFLOADED;
+}
+
 /* ---- the offloaded collectives ------------------------------------------------------------------ */
 
 int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -1204,21 +1229,12 @@ int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 {
 	struct urom_worker_coll_cmd cmd;
 	struct sdp_mpi_comm *c = NULL;
-	size_t blk, rblk, es, res;
+	size_t blk = 0;
 	int why;
 
 	sdp_mpi_lock();
-	why = sdp_mpi_gate(comm, &c);
-	if (why == SDP_MPI_OFFLOADED && sendbuf == MPI_IN_PLACE) {
-		sendcount = recvcount;
-		sendtype = recvtype;
-	}
-	if (why == SDP_MPI_OFFLOADED &&
-	    (!sdp_mpi_contig(sendtype, sendcount, &blk, &es) ||
-	     !sdp_mpi_contig(recvtype, recvcount, &rblk, &res) || blk != rblk))
-		why = SDP_MPI_PASS_DTYPE;
-	if (why == SDP_MPI_OFFLOADED && blk * (size_t)c->size > sdp_mpi_max_bytes())
-		why = SDP_MPI_PASS_SIZE;
+	why = sdp_mpi_gate(comm, &c); /* (sets c: a statement of its own) */
+	why = sdp_mpi_block_gate(why, c, sendbuf, sendcount, sendtype, recvcount, recvtype, &blk);
 	if (sdp_mpi_count(SDP_MPI_IALLTOALL, why) != SDP_MPI_OFFLOADED) {
 		sdp_mpi_unlock();
 		return PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
@@ -1328,21 +1344,12 @@ int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
 {
 	struct urom_worker_coll_cmd cmd;
 	struct sdp_mpi_comm *c = NULL;
-	size_t blk = 0, rblk = 0, es, res;
+	size_t blk = 0;
 	int why;
 
 	sdp_mpi_lock();
-	why = sdp_mpi_gate(comm, &c);
-	if (why == SDP_MPI_OFFLOADED && sendbuf == MPI_IN_PLACE) {
-		sendcount = recvcount;
-		sendtype = recvtype;
-	}
-	if (why == SDP_MPI_OFFLOADED &&
-	    (!sdp_mpi_contig(sendtype, sendcount, &blk, &es) ||
-	     !sdp_mpi_contig(recvtype, recvcount, &rblk, &res) || blk != rblk))
-		why = SDP_MPI_PASS_DTYPE;
-	if (why == SDP_MPI_OFFLOADED && blk * (size_t)c->size > sdp_mpi_max_bytes())
-		why = SDP_MPI_PASS_SIZE;
+	why = sdp_mpi_gate(comm, &c); /* (sets c: a statement of its own) */
+	why = sdp_mpi_block_gate(why, c, sendbuf, sendcount, sendtype, recvcount, recvtype, &blk);
 	if (sdp_mpi_count(SDP_MPI_IALLGATHER, why) != SDP_MPI_OFFLOADED) {
 		sdp_mpi_unlock();
 		return PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
