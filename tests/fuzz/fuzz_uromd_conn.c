@@ -404,7 +404,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			fz_die("socket");
 		if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
 			break;
-		if ((errno != EADDRNOTAVAIL && errno != EAGAIN) || tries == 1000) {
+		/* (EINTR: libFuzzer's own timer signals) */
+		if ((errno != EADDRNOTAVAIL && errno != EAGAIN && errno != EINTR) ||
+		    tries == 1000) {
 			fprintf(stderr, "fuzz_uromd_conn: connect: %s\n", strerror(errno));
 			fz_die("cannot connect to the listener");
 		}
