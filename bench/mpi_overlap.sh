@@ -55,29 +55,16 @@ if [ "$ncpu" -ge $((2 * n + 1)) ]; then
 fi
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/softdpu-mpi-overlap.XXXXXX")
-daemon_pid=
+. scripts/lib-uromd.sh
 cleanup() {
-	if [ -n "$daemon_pid" ]; then
-		kill -TERM "$daemon_pid" 2>/dev/null || true
-		for _ in $(seq 100); do kill -0 "$daemon_pid" 2>/dev/null || break; sleep 0.1; done
-		kill -KILL "$daemon_pid" 2>/dev/null || true
-	fi
+	sdp_uromd_stop
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
-mkdir -p "$tmp/plugins"
-ln -s "$plugin" "$tmp/plugins/worker_coll.so"
-dargs=(--foreground --listen 127.0.0.1:0 --run-dir "$tmp/run" --secret-file "$tmp/secret")
+dargs=()
 [ -z "$wcpus" ] || dargs+=(--cpuset "$wcpus")
-SOFTDPU_UROM_WORKER_BIN=$worker UROM_PLUGIN_PATH=$tmp/plugins "$uromd" "${dargs[@]}" \
-	>"$tmp/uromd.log" 2>&1 &
-daemon_pid=$!
-for _ in $(seq 200); do
-	[ -s "$tmp/run/uromd.port" ] && break
-	kill -0 "$daemon_pid" 2>/dev/null || { cat "$tmp/uromd.log" >&2; exit 1; }
-	sleep 0.05
-done
-port=$(cat "$tmp/run/uromd.port")
+sdp_uromd_start "$build" "$tmp" "$plugin" -- "${dargs[@]}" || exit 1
+port=$sdp_uromd_port
 
 # run <out> <preload: 0|1>
 run() {

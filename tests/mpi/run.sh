@@ -26,30 +26,15 @@ for f in "$uromd" "$worker" "$plugin" "$lib" "$prog"; do
 	[ -e "$f" ] || { echo "run.sh: missing $f" >&2; exit 1; }
 done
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/softdpu-mpi-$mpi-$n.XXXXXX") || exit 1
-daemon_pid=
+. "$(dirname "$0")/../../scripts/lib-uromd.sh"
 cleanup() {
-	if [ -n "$daemon_pid" ]; then
-		kill -TERM "$daemon_pid" 2>/dev/null
-		for _ in $(seq 100); do kill -0 "$daemon_pid" 2>/dev/null || break; sleep 0.1; done
-		kill -KILL "$daemon_pid" 2>/dev/null
-	fi
+	sdp_uromd_stop
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
 export UCX_NET_DEVICES=lo
-mkdir -p "$tmp/plugins"
-ln -s "$plugin" "$tmp/plugins/worker_coll.so"
-SOFTDPU_UROM_WORKER_BIN=$worker UROM_PLUGIN_PATH=$tmp/plugins \
-	"$uromd" --foreground --listen 127.0.0.1:0 --run-dir "$tmp/run" \
-	--secret-file "$tmp/secret" >"$tmp/uromd.log" 2>&1 &
-daemon_pid=$!
-for _ in $(seq 200); do
-	[ -s "$tmp/run/uromd.port" ] && break
-	kill -0 "$daemon_pid" 2>/dev/null || { cat "$tmp/uromd.log" >&2; exit 1; }
-	sleep 0.05
-done
-[ -s "$tmp/run/uromd.port" ] || { echo "run.sh: the service wrote no port" >&2; exit 1; }
-port=$(cat "$tmp/run/uromd.port")
+sdp_uromd_start "$build" "$tmp" "$plugin" || exit 1
+port=$sdp_uromd_port
 
 # A sanitizer build's library needs ASan's runtime first in the (uninstrumented) ranks.
 preload=$lib
