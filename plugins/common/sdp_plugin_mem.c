@@ -70,10 +70,13 @@ struct pm_region {
 	ucp_rkey_h rkey;   /* NULL once its endpoint was closed by force */
 	unsigned inflight; /* non-blocking operations whose callback has not run */
 	int from_domain;   /* cached under (domain_id, seg) */
+	int from_member;   /* cached under (domain_id, memh bytes): sdp_plugin_mem_import_member */
 	uint64_t domain_id;
 	int seg;
-	uint8_t *memh; /* domain regions: the memh bytes imported, to notice a changed member */
+	uint8_t *memh; /* domain and member regions: the memh bytes imported */
 	size_t memh_len;
+	unsigned pins;	   /* member regions: holders that asked for it and did not unpin */
+	uint64_t last_use; /* member regions: for the eviction of the least recently used */
 };
 
 enum pm_op_kind {
@@ -103,6 +106,8 @@ struct sdp_plugin_mem {
 	ucs_list_link_t done; /* completed, callback not run yet */
 	size_t inflight;      /* non-blocking operations whose callback has not run */
 	uint64_t next_id;
+	unsigned nmember;  /* member regions cached (sdp_plugin_mem_import_member) */
+	uint64_t use_tick; /* their last_use clock */
 };
 
 static const char *op_kind_name(enum pm_op_kind kind)
@@ -809,6 +814,125 @@ doca_error_t sdp_plugin_mem_import_domain(struct sdp_plugin_mem *mem, struct uro
 	return DOCA_SUCCESS;
 }
 
+/* The owner address inside memh bytes (pointing into them); 0 when they do not parse. */
+static int memh_owner(const void *memh, size_t len, const uint8_t **addr, size_t *addr_len)
+{
+	struct sdp_urom_memh m;
+
+	if (sdp_urom_memh_unpack(memh, len, &m) != DOCA_SUCCESS)
+		return 0;
+	*addr = m.owner_addr;
+	*addr_len = m.owner_addr_len;
+	return 1;
+}
+
+/* Drop the least recently used member region nothing holds; 0 when every one is held. */
+static int member_evict(struct sdp_plugin_mem *mem)
+{
+	struct pm_region *r, *lru = NULL;
+
+	ucs_list_for_each(r, &mem->regions, link) {
+		if (r->from_member && r->pins == 0 && r->inflight == 0 &&
+		    (lru == NULL || r->last_use < lru->last_use))
+			lru = r;
+	}
+	if (lru == NULL)
+		return 0;
+	return sdp_plugin_mem_release(mem, lru->id) == DOCA_SUCCESS;
+}
+
+doca_error_t sdp_plugin_mem_import_member(struct sdp_plugin_mem *mem, struct urom_worker_ctx *ctx,
+					  uint64_t domain_id, const void *memh, size_t memh_len,
+					  uint64_t *region_id_p)
+{
+	const uint8_t *owner, *seg_owner;
+	size_t owner_len, seg_owner_len, seg_memh_len = 0;
+	void *seg_memh = NULL;
+	struct pm_region *r;
+	doca_error_t status;
+	uint8_t *copy;
+
+	if (mem == NULL || ctx == NULL || memh == NULL || memh_len == 0 || region_id_p == NULL) {
+		DOCA_LOG_ERR("sdp_plugin_mem_import_member: invalid argument: mem %p, ctx %p, "
+			     "memh %p of %zu bytes, region_id %p",
+			     (void *)mem, (void *)ctx, memh, memh_len, (void *)region_id_p);
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	ucs_list_for_each(r, &mem->regions, link) {
+		if (r->from_member && r->domain_id == domain_id && r->rkey != NULL &&
+		    r->memh_len == memh_len && memcmp(r->memh, memh, memh_len) == 0) {
+			r->pins++;
+			r->last_use = ++mem->use_tick;
+			*region_id_p = r->id;
+			return DOCA_SUCCESS;
+		}
+	}
+	if (!memh_owner(memh, memh_len, &owner, &owner_len)) {
+		DOCA_LOG_ERR("refusing a memh of %zu bytes from domain member %llu: it does not "
+			     "parse",
+			     memh_len, (unsigned long long)domain_id);
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	/* The member may name only its own memory: the owner of its first domain segment. */
+	if (ctx->domain_iface.memh_lookup == NULL ||
+	    doca_urom_worker_domain_memh_lookup(ctx, domain_id, 0, &seg_memh_len, &seg_memh) !=
+		    DOCA_SUCCESS ||
+	    seg_memh == NULL || !memh_owner(seg_memh, seg_memh_len, &seg_owner, &seg_owner_len)) {
+		DOCA_LOG_ERR("refusing a memh from domain member %llu: it exported no segment to "
+			     "compare its owner with",
+			     (unsigned long long)domain_id);
+		return DOCA_ERROR_NOT_PERMITTED;
+	}
+	if (owner_len != seg_owner_len || memcmp(owner, seg_owner, owner_len) != 0) {
+		DOCA_LOG_ERR("refusing a memh from domain member %llu: its owner is not the "
+			     "process that exported the member's domain segments",
+			     (unsigned long long)domain_id);
+		return DOCA_ERROR_NOT_PERMITTED;
+	}
+	if (mem->nmember >= SDP_PLUGIN_MEM_MEMBER_MAX && !member_evict(mem)) {
+		DOCA_LOG_ERR("%u member regions are held: no room for another", mem->nmember);
+		return DOCA_ERROR_FULL;
+	}
+	copy = malloc(memh_len);
+	if (copy == NULL) {
+		DOCA_LOG_ERR("failed to allocate a copy of a memh of %zu bytes", memh_len);
+		return DOCA_ERROR_NO_MEMORY;
+	}
+	memcpy(copy, memh, memh_len);
+	status = import_memh(mem, memh, memh_len, "a domain member", &r);
+	if (status != DOCA_SUCCESS) {
+		free(copy);
+		return status;
+	}
+	r->from_member = 1;
+	r->domain_id = domain_id;
+	r->memh = copy;
+	r->memh_len = memh_len;
+	r->pins = 1;
+	r->last_use = ++mem->use_tick;
+	mem->nmember++;
+	*region_id_p = r->id;
+	return DOCA_SUCCESS;
+}
+
+doca_error_t sdp_plugin_mem_unpin(struct sdp_plugin_mem *mem, uint64_t region_id)
+{
+	struct pm_region *r;
+
+	if (mem == NULL) {
+		DOCA_LOG_ERR("sdp_plugin_mem_unpin: invalid argument: mem is NULL");
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	r = region_find(mem, region_id);
+	if (r == NULL || !r->from_member || r->pins == 0) {
+		DOCA_LOG_ERR("sdp_plugin_mem_unpin: region %llu is no pinned member region",
+			     (unsigned long long)region_id);
+		return r == NULL ? DOCA_ERROR_NOT_FOUND : DOCA_ERROR_BAD_STATE;
+	}
+	r->pins--;
+	return DOCA_SUCCESS;
+}
+
 doca_error_t sdp_plugin_mem_release(struct sdp_plugin_mem *mem, uint64_t region_id)
 {
 	struct pm_region *r;
@@ -846,6 +970,8 @@ doca_error_t sdp_plugin_mem_release(struct sdp_plugin_mem *mem, uint64_t region_
 		ucp_rkey_destroy(r->rkey);
 	}
 	ucs_list_del(&r->link);
+	if (r->from_member)
+		mem->nmember--;
 	free(r->memh);
 	free(r);
 	if (--e->users == 0) {

@@ -142,6 +142,33 @@ doca_error_t sdp_plugin_mem_import_rkey(struct sdp_plugin_mem *mem, const void *
 doca_error_t sdp_plugin_mem_import_domain(struct sdp_plugin_mem *mem, struct urom_worker_ctx *ctx,
 					  uint64_t domain_id, uint64_t va, uint64_t *region_id_p);
 
+/* Member regions (sdp_plugin_mem_import_member) cached at most, per table. */
+#define SDP_PLUGIN_MEM_MEMBER_MAX 512
+
+/*
+ * Import a memh that domain member domain_id handed over at run time (a buffer it registered
+ * for one operation, outside its domain segments; worker_coll's ARRIVE carries them), pinned:
+ * the region stays until sdp_plugin_mem_unpin() is called once for every successful call.
+ * Cached under (domain_id, memh bytes): the same bytes again give the same id (pinned once
+ * more) without touching UCX. A member may name only its own memory: the memh's owner address
+ * must be the one of the member's first domain segment (doca_urom_worker_domain_memh_lookup()
+ * of segment 0), else DOCA_ERROR_NOT_PERMITTED (also when the member exported no segment). At
+ * most SDP_PLUGIN_MEM_MEMBER_MAX such regions are kept: past that the least recently used one
+ * that is neither pinned nor busy is released, and DOCA_ERROR_FULL when there is none.
+ * DOCA_ERROR_INVALID_VALUE for NULL arguments or bytes that are not a valid memh; other errors
+ * as sdp_plugin_mem_import(). The bytes are not referenced after the call.
+ */
+doca_error_t sdp_plugin_mem_import_member(struct sdp_plugin_mem *mem, struct urom_worker_ctx *ctx,
+					  uint64_t domain_id, const void *memh, size_t memh_len,
+					  uint64_t *region_id_p);
+
+/*
+ * Give back one pin of a member region: DOCA_SUCCESS, DOCA_ERROR_NOT_FOUND (unknown id),
+ * DOCA_ERROR_BAD_STATE (not a member region, or not pinned), DOCA_ERROR_INVALID_VALUE (NULL).
+ * An unpinned region stays cached until it is evicted or the table destroyed.
+ */
+doca_error_t sdp_plugin_mem_unpin(struct sdp_plugin_mem *mem, uint64_t region_id);
+
 /*
  * Release a region: destroy its remote key, and close its endpoint (flushed within a bound,
  * then forced) when no other region uses it. DOCA_ERROR_INVALID_VALUE for a NULL table,

@@ -4,7 +4,8 @@
  * checks that move nothing and log once, unknown ids, callbacks that run only from
  * sdp_plugin_mem_progress(), release while busy, regions sharing an endpoint, imports through
  * domain lookups (a fake runtime table, cached per segment, re-imported when the member's memh
- * changes), a memh whose rkey is 1 byte long (ends at a guard page: UCX must not read past
+ * changes), member regions (memh a member sends at run time: owner check, cache, pins, LRU
+ * bound), a memh whose rkey is 1 byte long (ends at a guard page: UCX must not read past
  * it), destroy with work in flight, the error handling mode chosen from UCX_TLS, and an abort
  * of an endpoint with a transfer in flight.
  *
@@ -427,6 +428,131 @@ static void test_plugin_domain(void)
  * copy (before that fix this test died of SIGSEGV in ucp_ep_rkey_unpack()). The import fails
  * or succeeds; either way nothing is read past the bytes.
  */
+/*
+ * Member regions (sdp_plugin_mem_import_member): memh a domain member sends at run time, pinned,
+ * cached by their bytes, refused unless the member's own process owns them, bounded with LRU
+ * eviction of unpinned ones.
+ */
+static void test_plugin_member(void)
+{
+	static uint8_t seg0[1000], buf[4096], local[4096];
+	struct sdp_urom_mem *e0 = NULL, *ex = NULL, **many = NULL;
+	const void *mx = NULL;
+	size_t mx_len = 0, forged_len = 0;
+	uint8_t forged[4096], *owner = NULL;
+	uint64_t id = 0, id2 = 0, first = 0, dom = 0;
+	struct sdp_urom_memh m;
+	struct fake_domain f;
+	struct side s;
+	unsigned n = SDP_PLUGIN_MEM_MEMBER_MAX + 1;
+
+	memset(&f, 0, sizeof(f));
+	f.ctx.domain_iface.seg_lookup = fake_seg;
+	f.ctx.domain_iface.memh_lookup = fake_memh;
+	T_OK(sdp_urom_mem_export(seg0, sizeof(seg0), &e0));
+	T_OK(sdp_urom_mem_export(buf, sizeof(buf), &ex));
+	if (e0 == NULL || ex == NULL || side_open(&s) != 0) {
+		t_fail("cannot set up the member test");
+		return;
+	}
+	T_OK(sdp_urom_mem_get_memh(e0, &f.memh[0], &f.memh_len[0]));
+	f.memh[1] = f.memh[0];
+	f.memh_len[1] = f.memh_len[0];
+	f.va[0] = (uintptr_t)seg0;
+	f.len[0] = sizeof(seg0);
+	T_OK(sdp_urom_mem_get_memh(ex, &mx, &mx_len));
+
+	/* refusals */
+	T_STATUS(sdp_plugin_mem_import_member(NULL, &f.ctx, 7, mx, mx_len, &id),
+		 DOCA_ERROR_INVALID_VALUE);
+	T_STATUS(sdp_plugin_mem_import_member(s.mem, NULL, 7, mx, mx_len, &id),
+		 DOCA_ERROR_INVALID_VALUE);
+	T_STATUS(sdp_plugin_mem_import_member(s.mem, &f.ctx, 7, mx, 0, &id),
+		 DOCA_ERROR_INVALID_VALUE);
+	T_STATUS(sdp_plugin_mem_import_member(s.mem, &f.ctx, 7, "junk", 4, &id),
+		 DOCA_ERROR_INVALID_VALUE);
+	/* member 8 exported no segment: nothing to compare the owner with */
+	T_STATUS(sdp_plugin_mem_import_member(s.mem, &f.ctx, 8, mx, mx_len, &id),
+		 DOCA_ERROR_NOT_PERMITTED);
+	/* the same region under another owner address: not member 7's memory */
+	T_OK(sdp_urom_memh_unpack(mx, mx_len, &m));
+	owner = malloc(m.owner_addr_len);
+	if (owner == NULL)
+		return;
+	memcpy(owner, m.owner_addr, m.owner_addr_len);
+	owner[m.owner_addr_len - 1] ^= 0x5a;
+	m.owner_addr = owner;
+	T_OK(sdp_urom_memh_pack(&m, forged, sizeof(forged), &forged_len));
+	T_STATUS(sdp_plugin_mem_import_member(s.mem, &f.ctx, 7, forged, forged_len, &id),
+		 DOCA_ERROR_NOT_PERMITTED);
+	free(owner);
+
+	/* accepted, cached by its bytes, pinned per call */
+	T_OK(sdp_plugin_mem_import_member(s.mem, &f.ctx, 7, mx, mx_len, &id));
+	T_OK(sdp_plugin_mem_import_member(s.mem, &f.ctx, 7, mx, mx_len, &id2));
+	T_EQ_INT(id2, id);
+	fill(buf, sizeof(buf), 31);
+	T_OK(sdp_plugin_mem_get(s.mem, id, (uintptr_t)buf, local, sizeof(buf), T_TIMEOUT_MS));
+	T_TRUE(memcmp(local, buf, sizeof(buf)) == 0);
+	T_STATUS(
+		sdp_plugin_mem_get(s.mem, id, (uintptr_t)buf + 1, local, sizeof(buf), T_TIMEOUT_MS),
+		DOCA_ERROR_INVALID_VALUE);
+	T_OK(sdp_plugin_mem_unpin(s.mem, id));
+	T_OK(sdp_plugin_mem_unpin(s.mem, id));
+	T_STATUS(sdp_plugin_mem_unpin(s.mem, id), DOCA_ERROR_BAD_STATE);
+	T_STATUS(sdp_plugin_mem_unpin(s.mem, 999999), DOCA_ERROR_NOT_FOUND);
+	T_STATUS(sdp_plugin_mem_unpin(NULL, id), DOCA_ERROR_INVALID_VALUE);
+	T_OK(sdp_plugin_mem_import_domain(s.mem, &f.ctx, 7, f.va[0], &dom));
+	T_STATUS(sdp_plugin_mem_unpin(s.mem, dom), DOCA_ERROR_BAD_STATE);
+	/* unpinned, it stays cached: the same id again */
+	T_OK(sdp_plugin_mem_import_member(s.mem, &f.ctx, 7, mx, mx_len, &id2));
+	T_EQ_INT(id2, id);
+	first = id; /* stays pinned below */
+
+	/* the bound: more distinct memh than fit; unpinned ones go (LRU), pinned ones stay */
+	many = calloc(n, sizeof(*many));
+	if (many == NULL)
+		return;
+	for (unsigned i = 0; i < n; i++) {
+		const void *mh = NULL;
+		size_t mh_len = 0;
+
+		T_OK(sdp_urom_mem_export(buf + i, 64, &many[i])); /* distinct bytes each */
+		T_OK(sdp_urom_mem_get_memh(many[i], &mh, &mh_len));
+		T_OK(sdp_plugin_mem_import_member(s.mem, &f.ctx, 7, mh, mh_len, &id));
+		if (i == 0)
+			id2 = id; /* the least recently used unpinned one: evicted first */
+		T_OK(sdp_plugin_mem_unpin(s.mem, id));
+	}
+	T_STATUS(sdp_plugin_mem_region_get(s.mem, id2, NULL, NULL), DOCA_ERROR_NOT_FOUND);
+	T_OK(sdp_plugin_mem_region_get(s.mem, first, NULL, NULL));
+	T_OK(sdp_plugin_mem_region_get(s.mem, id, NULL, NULL));
+	/* every cached one pinned (the first and the last n - 2): no room, FULL */
+	for (unsigned i = 2; i < n; i++) {
+		const void *mh = NULL;
+		size_t mh_len = 0;
+
+		T_OK(sdp_urom_mem_get_memh(many[i], &mh, &mh_len));
+		T_OK(sdp_plugin_mem_import_member(s.mem, &f.ctx, 7, mh, mh_len, &id));
+	}
+	{
+		const void *mh = NULL;
+		size_t mh_len = 0;
+
+		T_OK(sdp_urom_mem_get_memh(many[0], &mh, &mh_len));
+		T_STATUS(sdp_plugin_mem_import_member(s.mem, &f.ctx, 7, mh, mh_len, &id),
+			 DOCA_ERROR_FULL);
+	}
+	T_OK(sdp_plugin_mem_unpin(s.mem, first));
+	side_close(&s);
+	for (unsigned i = 0; i < n; i++)
+		if (many[i] != NULL)
+			T_OK(sdp_urom_mem_unexport(many[i]));
+	free(many);
+	T_OK(sdp_urom_mem_unexport(ex));
+	T_OK(sdp_urom_mem_unexport(e0));
+}
+
 static void test_plugin_short_rkey(void)
 {
 	static uint8_t host[256];
@@ -601,6 +727,7 @@ int main(int argc, char **argv)
 		T_OK(doca_log_backend_set_level_lower_limit(app, DOCA_LOG_LEVEL_WARNING));
 	test_plugin_local();
 	test_plugin_domain();
+	test_plugin_member();
 	test_plugin_short_rkey();
 	test_err_mode();
 	test_plugin_abort(argc > 1 && strcmp(argv[1], "tcp") == 0);
