@@ -328,7 +328,8 @@ static size_t fuzz_generate(uint8_t *buf, size_t cap)
 
 	for (int k = 0; k < n && off + 3 + 8 <= cap; k++) {
 		/* the plugins' command structs are 32..168 bytes; sometimes with a tail */
-		static const size_t sizes[] = {32, 40, 48, 56, 64, 72, 80, 96, 104, 128, 136, 168};
+		static const size_t sizes[] = {32, 40,	48,  56,  64,  72, 80,
+					       96, 104, 112, 128, 136, 168};
 		size_t nf = fuzz_rnd() % 24, len = 8 + nf * 8;
 		uint64_t type = fuzz_rnd() % 16;
 

@@ -176,7 +176,7 @@ compgen -G "$tmp/.again*" >/dev/null && fail "a temporary evidence file was left
 start_service "$coll_dir"
 ladder norma 1
 failed_at norma 0 plugin plugin-missing
-check norma "doc['snapshot']['material']['plugins'] == [{'name': 'worker_coll', 'version': 2}]"
+check norma "doc['snapshot']['material']['plugins'] == [{'name': 'worker_coll', 'version': 3}]"
 # another trigger than before: shape-changed
 ladder norma_vs_nosvc 1 --compare "$tmp/nosvc1.json"
 check norma_vs_nosvc "doc['compare']['outcome'] == 'shape-changed'"
@@ -187,7 +187,7 @@ start_service "$skew_dir;$coll_dir"
 ladder skew 1
 failed_at skew 0 version plugin-version-mismatch
 check skew "{p['name']: p['version'] for p in doc['snapshot']['material']['plugins']} == \
-{'worker_rma': 0x12, 'worker_coll': 2}"
+{'worker_rma': 0x12, 'worker_coll': 3}"
 stop_service
 
 # ---- rung 0, plugin layer: no worker_coll ------------------------------------------------------

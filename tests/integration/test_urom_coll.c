@@ -13,6 +13,7 @@
  * - the in-place forms; a team in reversed member order and strided sub-teams (pairs of ranks
  *   sharing a tag on disjoint workers, or a team of one), several teams alive at once;
  * - 32 collectives of mixed kinds and teams outstanding at once, completed by waitall;
+ * - buffers outside the domain named by memh that come with the command (memh_buffers);
  * - refusals: host-side (INVALID_VALUE, nothing submitted), worker-side on every member
  *   (unknown type / dtype / op / flag, bitwise op on floating point, a buffer outside the
  *   exported segments on one rank only, counts or roots that differ between ranks, overlap,
@@ -51,6 +52,9 @@ struct rank {
 	struct doca_urom_domain *dom;
 	struct sdp_urom_mem *mem[2];
 	uint8_t *seg[2];
+	struct sdp_urom_mem *extra[4]; /* exported outside the domain (memh_buffers) */
+	void *extra_buf[4];
+	int nextra, nextra_buf;
 	size_t seglen;
 	uint64_t coll_id, coll_version, graph_id;
 	uint64_t seq; /* advanced per case, the same on every rank */
@@ -816,6 +820,183 @@ static int teams(struct rank *r, struct cteam *world)
 	return 0;
 }
 
+/*
+ * Buffers outside the domain (worker_coll.h "Buffers"): each rank exports two buffers of its
+ * own with sdp_urom_mem_export() and hands their memh with the command; the workers pass them
+ * on with their ARRIVE. Allreduce (memh for both buffers, three times on the same memh: the
+ * workers' caches), allgather (the others PUT into memh-named memory), a domain send buffer
+ * with a memh receive buffer, the in-place form with one memh; then the refusals: another
+ * rank's memh as one's own (NOT_PERMITTED here, INVALID_VALUE on the others), bytes that are
+ * no memh, a buffer past its memh's region, and host-side bounds.
+ */
+static void int64_ref(int64_t *want, size_t count, uint32_t n, uint64_t seq)
+{
+	for (size_t i = 0; i < count; i++)
+		want[i] = (int64_t)(i * (n * (n + 1) / 2) + n * seq);
+}
+
+static void int64_mine(int64_t *p, size_t count, uint32_t rank, uint64_t seq)
+{
+	for (size_t i = 0; i < count; i++)
+		p[i] = (int64_t)((rank + 1) * i + seq);
+}
+
+static int memh_buffers(struct rank *r, const struct cteam *tm)
+{
+	const size_t count = 65536 + 3, bytes = count * 8;
+	const size_t len = bytes + 4096 + 100;
+	struct sdp_urom_mem *ms = NULL, *mr = NULL;
+	const void *hs = NULL, *hr = NULL;
+	size_t ls = 0, lr = 0;
+	struct urom_coll_memh m;
+	struct urom_worker_coll_cmd c;
+	uint8_t *sb = malloc(len), *rb = malloc(len * MAXR);
+	int64_t *want = malloc(bytes), *s, *rv;
+	struct {
+		uint32_t len;
+		uint8_t b[UROM_COLL_MEMH_MAX];
+	} mine, *all = calloc(MAXR, sizeof(*all));
+	int rc = -1;
+
+	RCHECK(sb != NULL && rb != NULL && want != NULL && all != NULL);
+	/* odd offsets: the workers must not assume page-aligned buffers */
+	s = (int64_t *)(sb + 100);
+	rv = (int64_t *)(rb + 200);
+	RSTATUS(sdp_urom_mem_export(sb, len, &ms), DOCA_SUCCESS);
+	RSTATUS(sdp_urom_mem_export(rb, len * MAXR, &mr), DOCA_SUCCESS);
+	RSTATUS(sdp_urom_mem_get_memh(ms, &hs, &ls), DOCA_SUCCESS);
+	RSTATUS(sdp_urom_mem_get_memh(mr, &hr, &lr), DOCA_SUCCESS);
+	RCHECK(ls <= UROM_COLL_MEMH_MAX && lr <= UROM_COLL_MEMH_MAX);
+	memset(&c, 0, sizeof(c));
+	c.type = UROM_WORKER_CMD_COLL_ALLREDUCE;
+	c.dtype = UROM_COLL_INT64;
+	c.op = UROM_COLL_SUM;
+	c.count = count;
+	c.sbuf_va = (uint64_t)(uintptr_t)s;
+	c.rbuf_va = (uint64_t)(uintptr_t)rv;
+	m = (struct urom_coll_memh){.s = hs, .slen = ls, .r = hr, .rlen = lr};
+	for (int round = 0; round < 3; round++) {
+		uint64_t seq = ++r->seq;
+
+		int64_mine(s, count, r->rank, seq);
+		memset(rv, 0xee, bytes);
+		RSTATUS(urom_coll_submit_memh_wait(tm->t, &c, NULL, &m, WAIT_MS), DOCA_SUCCESS);
+		int64_ref(want, count, tm->size, seq);
+		RCHECK(memcmp(rv, want, bytes) == 0);
+	}
+	/* allgather: every member's block lands in every rb (the others write it remotely) */
+	{
+		struct urom_worker_coll_cmd g = c;
+		uint64_t seq = ++r->seq;
+
+		g.type = UROM_WORKER_CMD_COLL_ALLGATHER;
+		g.dtype = UROM_COLL_UINT8;
+		g.op = 0;
+		g.count = bytes;
+		fill_bytes((uint8_t *)s, bytes, r->rank, 0, seq);
+		memset(rv, 0xee, bytes * tm->size);
+		RSTATUS(urom_coll_submit_memh_wait(tm->t, &g, NULL, &m, WAIT_MS), DOCA_SUCCESS);
+		for (uint32_t p = 0; p < tm->size; p++)
+			RCHECK(check_bytes((uint8_t *)rv + p * bytes, bytes, tm->ids[p], 0, seq,
+					   "memh allgather") == 0);
+	}
+	/* the send buffer in a domain segment, the receive buffer memh-named */
+	{
+		struct urom_worker_coll_cmd d = c;
+		struct urom_coll_memh mo = {.r = hr, .rlen = lr};
+		uint64_t seq = ++r->seq;
+
+		d.sbuf_va = (uint64_t)(uintptr_t)(r->seg[0] + 64);
+		int64_mine((int64_t *)(r->seg[0] + 64), count, r->rank, seq);
+		memset(rv, 0xee, bytes);
+		RSTATUS(urom_coll_submit_memh_wait(tm->t, &d, NULL, &mo, WAIT_MS), DOCA_SUCCESS);
+		int64_ref(want, count, tm->size, seq);
+		RCHECK(memcmp(rv, want, bytes) == 0);
+	}
+	/* in place: the input in the memh receive buffer */
+	{
+		struct urom_worker_coll_cmd ip = c;
+		struct urom_coll_memh mo = {.r = hr, .rlen = lr};
+		uint64_t seq = ++r->seq;
+
+		ip.sbuf_va = ip.rbuf_va;
+		ip.flags = UROM_COLL_FLAG_IN_PLACE;
+		int64_mine(rv, count, r->rank, seq);
+		RSTATUS(urom_coll_submit_memh_wait(tm->t, &ip, NULL, &mo, WAIT_MS), DOCA_SUCCESS);
+		int64_ref(want, count, tm->size, seq);
+		RCHECK(memcmp(rv, want, bytes) == 0);
+	}
+	/* refusals on the worker: every member fails the collective */
+	memset(&mine, 0, sizeof(mine));
+	mine.len = (uint32_t)lr;
+	memcpy(mine.b, hr, lr);
+	RSTATUS(sdp_urom_oob_allgather(r->oob, &mine, all, sizeof(mine)), DOCA_SUCCESS);
+	{
+		/* rank 0 names rank 1's receive buffer with rank 1's memh: not its own memory */
+		const uint8_t *theirs = all[tm->ids[1] % MAXR].b;
+		struct urom_worker_coll_cmd f = c;
+		struct urom_coll_memh mf = {.s = hs, .slen = ls, .r = hr, .rlen = lr};
+		doca_error_t want_st = DOCA_ERROR_INVALID_VALUE;
+
+		++r->seq;
+		if (tm->me == 0) {
+			mf.r = theirs;
+			mf.rlen = all[tm->ids[1] % MAXR].len;
+			want_st = DOCA_ERROR_NOT_PERMITTED;
+		}
+		RSTATUS(urom_coll_submit_memh_wait(tm->t, &f, NULL, &mf, WAIT_MS), want_st);
+	}
+	{
+		/* bytes that are no memh (rank 0), then a receive buffer past its region (rank 1) */
+		static const uint8_t junk[64] = {1, 2, 3};
+		struct urom_worker_coll_cmd f = c;
+		struct urom_coll_memh mf = m;
+
+		++r->seq;
+		if (tm->me == 0) {
+			mf.r = junk;
+			mf.rlen = sizeof(junk);
+		}
+		RSTATUS(urom_coll_submit_memh_wait(tm->t, &f, NULL, &mf, WAIT_MS),
+			DOCA_ERROR_INVALID_VALUE);
+		++r->seq;
+		f.rbuf_va = (uint64_t)(uintptr_t)(rb + len * MAXR - bytes / 2);
+		if (tm->me != 1)
+			f.rbuf_va = c.rbuf_va;
+		RSTATUS(urom_coll_submit_memh_wait(tm->t, &f, NULL, &m, WAIT_MS),
+			DOCA_ERROR_INVALID_VALUE);
+	}
+	/* host side: refused before anything is submitted */
+	{
+		struct urom_coll_memh mf = {.s = NULL, .slen = 8};
+
+		RSTATUS(urom_coll_submit_memh_wait(tm->t, &c, NULL, &mf, WAIT_MS),
+			DOCA_ERROR_INVALID_VALUE);
+		mf = m;
+		mf.rlen = UROM_COLL_MEMH_MAX + 1;
+		RSTATUS(urom_coll_submit_memh_wait(tm->t, &c, NULL, &mf, WAIT_MS),
+			DOCA_ERROR_INVALID_VALUE);
+	}
+	/* and the team still works, on the same registrations */
+	{
+		uint64_t seq = ++r->seq;
+
+		int64_mine(s, count, r->rank, seq);
+		RSTATUS(urom_coll_submit_memh_wait(tm->t, &c, NULL, &m, WAIT_MS), DOCA_SUCCESS);
+		int64_ref(want, count, tm->size, seq);
+		RCHECK(memcmp(rv, want, bytes) == 0);
+	}
+	rc = 0;
+	/* the domain's workers may still hold the keys: unexported after the domain (rank_close) */
+	r->extra[r->nextra++] = ms;
+	r->extra[r->nextra++] = mr;
+	r->extra_buf[r->nextra_buf++] = sb;
+	r->extra_buf[r->nextra_buf++] = rb;
+	free(want);
+	free(all);
+	return rc;
+}
+
 /* Ladder step 4: a worker without worker_coll refuses a team creation with NOT_SUPPORTED. */
 static int step4(struct rank *r)
 {
@@ -923,6 +1104,8 @@ static void rank_close(struct rank *r)
 	for (int k = 0; k < 2; k++)
 		if (r->mem[k] != NULL)
 			(void)sdp_urom_mem_unexport(r->mem[k]);
+	for (int k = 0; k < r->nextra; k++)
+		(void)sdp_urom_mem_unexport(r->extra[k]);
 	if (r->w != NULL)
 		t_worker_close(&r->s, r->s.pe, r->w);
 	if (r->s.svc != NULL)
@@ -931,6 +1114,8 @@ static void rank_close(struct rank *r)
 		(void)sdp_urom_oob_destroy(r->oob);
 	free(r->seg[0]);
 	free(r->seg[1]);
+	for (int k = 0; k < r->nextra_buf; k++)
+		free(r->extra_buf[k]);
 }
 
 static int team_open(struct rank *r, struct cteam *tm, uint64_t tag, const uint64_t *ids,
@@ -1012,6 +1197,7 @@ static int rank_cases(struct rank *r)
 		RCHECK(all_kinds(r, &half, 1001, UROM_COLL_UINT64) == 0);
 		RCHECK(outstanding(r, &world, &back) == 0);
 		RCHECK(refusals(r, &world) == 0);
+		RCHECK(memh_buffers(r, &world) == 0);
 		RCHECK(teams(r, &world) == 0);
 		if (r->rank == 0)
 			RCHECK(step4(r) == 0);

@@ -100,7 +100,7 @@ static void done_cb(doca_error_t result, union doca_data cookie)
 
 static void test_layouts(void)
 {
-	T_EQ_INT(UROM_WORKER_COLL_VERSION, 2);
+	T_EQ_INT(UROM_WORKER_COLL_VERSION, 3);
 	T_EQ_INT(UROM_COLL_MAX_MEMBERS, 64);
 	T_EQ_INT(UROM_COLL_MAX_TEAMS, 64);
 	T_EQ_INT(UROM_COLL_MAX_LEN, 256ull << 20);
@@ -140,7 +140,7 @@ static void test_layouts(void)
 	T_EQ_INT(UROM_COLL_BXOR, 6);
 	T_EQ_INT(UROM_COLL_OP_MAX, 6);
 
-	T_EQ_INT(sizeof(struct urom_worker_coll_cmd), 96);
+	T_EQ_INT(sizeof(struct urom_worker_coll_cmd), 112);
 	T_EQ_INT(offsetof(struct urom_worker_coll_cmd, type), 0);
 	T_EQ_INT(offsetof(struct urom_worker_coll_cmd, context), 8);
 	T_EQ_INT(offsetof(struct urom_worker_coll_cmd, team), 16);
@@ -164,7 +164,13 @@ static void test_layouts(void)
 	T_EQ_INT(UROM_COLL_WIRE_ARRIVE, 1);
 	T_EQ_INT(UROM_COLL_WIRE_DONE, 2);
 	T_EQ_INT(UROM_COLL_WIRE_BAD, 1);
-	T_EQ_INT(UROM_COLL_WIRE_FLAGS_ALL, UROM_COLL_WIRE_BAD);
+	T_EQ_INT(UROM_COLL_WIRE_SMEMH, 2);
+	T_EQ_INT(UROM_COLL_WIRE_RMEMH, 4);
+	T_EQ_INT(UROM_COLL_WIRE_FLAGS_ALL, 7);
+	T_EQ_INT(sizeof(struct urom_coll_wire_memh), 8);
+	T_EQ_INT(UROM_COLL_MEMH_MAX, 1024);
+	T_EQ_INT(offsetof(struct urom_worker_coll_cmd, smemh_len), 96);
+	T_EQ_INT(offsetof(struct urom_worker_coll_cmd, rmemh_len), 104);
 	T_EQ_INT(sizeof(struct urom_coll_wire), 88);
 	T_EQ_INT(offsetof(struct urom_coll_wire, magic), 0);
 	T_EQ_INT(offsetof(struct urom_coll_wire, kind), 4);
@@ -213,7 +219,7 @@ static int parses(const struct urom_coll_wire *w)
 	struct urom_coll_wire out;
 
 	memcpy(buf + 1, w, sizeof(*w));
-	return urom_coll_wire_parse(buf + 1, sizeof(*w), &out);
+	return urom_coll_wire_parse(buf + 1, sizeof(*w), &out, NULL, NULL, NULL);
 }
 
 /* The worker-to-worker parser on good, short, long and lying messages. */
@@ -224,7 +230,7 @@ static void test_wire(void)
 
 	memset(&out, 0xa5, sizeof(out));
 	memcpy(buf, &w, sizeof(w));
-	T_TRUE(urom_coll_wire_parse(buf, sizeof(w), &out));
+	T_TRUE(urom_coll_wire_parse(buf, sizeof(w), &out, NULL, NULL, NULL));
 	T_TRUE(memcmp(&out, &w, sizeof(w)) == 0); /* every field as sent */
 	T_EQ_INT(out.kind, UROM_COLL_WIRE_ARRIVE);
 	T_EQ_INT(out.seq, 7);
@@ -234,7 +240,7 @@ static void test_wire(void)
 	w = good_wire(UROM_COLL_WIRE_DONE);
 	w.sva = w.rva = w.voff = w.vlen = 0; /* DONE carries no buffers */
 	memcpy(buf, &w, sizeof(w));
-	T_TRUE(urom_coll_wire_parse(buf, sizeof(w), &out));
+	T_TRUE(urom_coll_wire_parse(buf, sizeof(w), &out, NULL, NULL, NULL));
 	T_EQ_INT(out.kind, UROM_COLL_WIRE_DONE);
 	T_EQ_INT(out.tag, 0xc011);
 
@@ -250,12 +256,12 @@ static void test_wire(void)
 	/* Length: exactly one message. */
 	w = good_wire(UROM_COLL_WIRE_ARRIVE);
 	memcpy(buf, &w, sizeof(w));
-	T_TRUE(!urom_coll_wire_parse(buf, sizeof(w) - 1, &out)); /* 87 */
-	T_TRUE(!urom_coll_wire_parse(buf, sizeof(w) + 1, &out)); /* 89 */
-	T_TRUE(!urom_coll_wire_parse(buf, 0, &out));
-	T_TRUE(!urom_coll_wire_parse(buf, 2 * sizeof(w), &out));
-	T_TRUE(!urom_coll_wire_parse(NULL, sizeof(w), &out));
-	T_TRUE(!urom_coll_wire_parse(buf, sizeof(w), NULL));
+	T_TRUE(!urom_coll_wire_parse(buf, sizeof(w) - 1, &out, NULL, NULL, NULL)); /* 87 */
+	T_TRUE(!urom_coll_wire_parse(buf, sizeof(w) + 1, &out, NULL, NULL, NULL)); /* 89 */
+	T_TRUE(!urom_coll_wire_parse(buf, 0, &out, NULL, NULL, NULL));
+	T_TRUE(!urom_coll_wire_parse(buf, 2 * sizeof(w), &out, NULL, NULL, NULL));
+	T_TRUE(!urom_coll_wire_parse(NULL, sizeof(w), &out, NULL, NULL, NULL));
+	T_TRUE(!urom_coll_wire_parse(buf, sizeof(w), NULL, NULL, NULL, NULL));
 
 	/* Magic, every byte of it. */
 	for (int i = 0; i < 4; i++) {
@@ -286,6 +292,63 @@ static void test_wire(void)
 		T_TRUE(!parses(&bad));
 	}
 
+	/* The memh trailer of an ARRIVE (SMEMH / RMEMH): lengths, flags and the exact size. */
+	{
+		uint8_t t[sizeof(struct urom_coll_wire) + 8 + 2 * UROM_COLL_MEMH_MAX + 1];
+		struct urom_coll_wire_memh m = {.slen = 40, .rlen = 24}, mo;
+		const uint8_t *sm = NULL, *rm = NULL;
+		size_t n = sizeof(w) + sizeof(m) + 64;
+
+		w = good_wire(UROM_COLL_WIRE_ARRIVE);
+		w.flags = UROM_COLL_WIRE_SMEMH | UROM_COLL_WIRE_RMEMH;
+		memcpy(t, &w, sizeof(w));
+		memcpy(t + sizeof(w), &m, sizeof(m));
+		for (size_t k = 0; k < 64; k++)
+			t[sizeof(w) + sizeof(m) + k] = (uint8_t)k;
+		T_TRUE(urom_coll_wire_parse(t, n, &out, &mo, &sm, &rm));
+		T_EQ_INT(mo.slen, 40);
+		T_EQ_INT(mo.rlen, 24);
+		T_TRUE(sm == t + 96 && rm == t + 136 && sm[0] == 0 && rm[0] == 40);
+		T_TRUE(urom_coll_wire_parse(t, n, &out, NULL, NULL, NULL)); /* lengths checked */
+		T_TRUE(!urom_coll_wire_parse(t, n - 1, &out, &mo, &sm, &rm));
+		T_TRUE(!urom_coll_wire_parse(t, n + 1, &out, &mo, &sm, &rm));
+		T_TRUE(!urom_coll_wire_parse(t, sizeof(w), &out, &mo, &sm, &rm)); /* no trailer */
+		T_TRUE(!urom_coll_wire_parse(t, sizeof(w) + 4, &out, &mo, &sm, &rm));
+		/* only the send memh: RMEMH must be off, rlen 0 */
+		m.rlen = 0;
+		memcpy(t + sizeof(w), &m, sizeof(m));
+		T_TRUE(!urom_coll_wire_parse(t, sizeof(w) + 8 + 40, &out, &mo, &sm, &rm));
+		((struct urom_coll_wire *)t)->flags = UROM_COLL_WIRE_SMEMH;
+		T_TRUE(urom_coll_wire_parse(t, sizeof(w) + 8 + 40, &out, &mo, &sm, &rm));
+		T_TRUE(rm == NULL && sm == t + 96);
+		/* a flag with a zero length, a length without its flag */
+		m.slen = 0;
+		memcpy(t + sizeof(w), &m, sizeof(m));
+		T_TRUE(!urom_coll_wire_parse(t, sizeof(w) + 8, &out, &mo, &sm, &rm));
+		/* past UROM_COLL_MEMH_MAX */
+		m.slen = UROM_COLL_MEMH_MAX + 1;
+		memcpy(t + sizeof(w), &m, sizeof(m));
+		T_TRUE(!urom_coll_wire_parse(t, sizeof(w) + 8 + m.slen, &out, &mo, &sm, &rm));
+		m.slen = UROM_COLL_MEMH_MAX;
+		memcpy(t + sizeof(w), &m, sizeof(m));
+		T_TRUE(urom_coll_wire_parse(t, sizeof(w) + 8 + m.slen, &out, &mo, &sm, &rm));
+		/* lengths that wrap a 32-bit sum */
+		m.slen = 0xffffffffu;
+		m.rlen = 9;
+		memcpy(t + sizeof(w), &m, sizeof(m));
+		((struct urom_coll_wire *)t)->flags = UROM_COLL_WIRE_SMEMH | UROM_COLL_WIRE_RMEMH;
+		T_TRUE(!urom_coll_wire_parse(t, sizeof(w) + 8 + 8, &out, &mo, &sm, &rm));
+		/* not on DONE, not with BAD */
+		m.slen = 40;
+		m.rlen = 0;
+		memcpy(t + sizeof(w), &m, sizeof(m));
+		((struct urom_coll_wire *)t)->flags = UROM_COLL_WIRE_SMEMH | UROM_COLL_WIRE_BAD;
+		T_TRUE(!urom_coll_wire_parse(t, sizeof(w) + 8 + 40, &out, &mo, &sm, &rm));
+		((struct urom_coll_wire *)t)->flags = UROM_COLL_WIRE_SMEMH;
+		((struct urom_coll_wire *)t)->kind = UROM_COLL_WIRE_DONE;
+		T_TRUE(!urom_coll_wire_parse(t, sizeof(w) + 8 + 40, &out, &mo, &sm, &rm));
+	}
+
 	/* reserved must be 0, tag and seq nonzero. */
 	bad = good_wire(UROM_COLL_WIRE_ARRIVE);
 	bad.reserved = 1;
@@ -303,7 +366,7 @@ static void test_wire(void)
 static void test_init(void)
 {
 	T_REFUSED(urom_coll_init(0x8, UROM_WORKER_COLL_VERSION + 1), DOCA_ERROR_UNSUPPORTED_VERSION,
-		  "[urom_coll_init] worker_coll version 0x3");
+		  "[urom_coll_init] worker_coll version 0x4");
 	T_REFUSED(urom_coll_init(0x8, 1), DOCA_ERROR_UNSUPPORTED_VERSION, "version");
 	T_REFUSED(urom_coll_init(0x8, 0), DOCA_ERROR_UNSUPPORTED_VERSION, "version");
 	T_REFUSED(urom_coll_init(0x8, UINT64_MAX), DOCA_ERROR_UNSUPPORTED_VERSION, "version");

@@ -10,7 +10,9 @@
  * ("worker_coll") has the semantics and the algorithms.
  *
  * A command is one struct urom_worker_coll_cmd followed by cmd.ntrail uint64_t values (the
- * member list of TEAM_CREATE, the four arrays of ALLTOALLV); cmd.len must be exactly that.
+ * member list of TEAM_CREATE, the four arrays of ALLTOALLV), then cmd.smemh_len bytes of the
+ * send buffer's memh and cmd.rmemh_len bytes of the receive buffer's (collectives only; see
+ * "Buffers" below); the command's length must be exactly that.
  * It is answered by exactly one struct urom_worker_notify_coll whose status is the outcome.
  * Both halves must be built from the same copy of this file (LP64); the host half refuses a
  * worker half whose urom_plugin_get_version() differs from UROM_WORKER_COLL_VERSION.
@@ -21,7 +23,7 @@
 
 #include <stdint.h>
 
-#define UROM_WORKER_COLL_VERSION 0x02
+#define UROM_WORKER_COLL_VERSION 0x03
 
 /* Most members in a team, most teams on one worker. */
 #define UROM_COLL_MAX_MEMBERS 64
@@ -29,6 +31,9 @@
 
 /* Largest send or receive buffer of one collective (bytes). */
 #define UROM_COLL_MAX_LEN (256ull << 20)
+
+/* Longest memh one buffer of a collective may come with (command and wire). */
+#define UROM_COLL_MEMH_MAX 1024u
 
 /* Default bound on each wait for the other members (ms); past it the collective is TIME_OUT. */
 #define UROM_COLL_WAIT_MS 30000
@@ -76,8 +81,13 @@ enum urom_coll_op {
 #define UROM_COLL_FLAG_IN_PLACE 0x1ull /* the input is in rbuf (see the layouts below) */
 
 /*
- * One command. Buffers are host addresses inside segments this member exported to the
- * domain (any segment, any offset: members need not use the same layout). Counts are in
+ * One command. Buffers: host addresses inside segments this member exported to the domain
+ * (any segment, any offset: members need not use the same layout), or inside memory the host
+ * exported for the collective with sdp_urom_mem_export() and whose memh comes with the command
+ * (smemh_len / rmemh_len bytes, at most UROM_COLL_MEMH_MAX each; the host may keep using one
+ * registration for many collectives: the workers cache what they imported, by its bytes). The
+ * worker hands such a memh to the other members with its ARRIVE; each member's worker accepts
+ * it only when its owner is that member's process (the one that exported its domain segments). Counts are in
  * elements of dtype; rank / root / indices are positions in the team (0 .. size-1).
  *   TEAM_CREATE:  team = the new team's tag (nonzero, unique on this worker); ntrail = size;
  *                 the trailer lists the members' domain ids in team order, this member's
@@ -113,8 +123,10 @@ struct urom_worker_coll_cmd {
 	uint64_t dtype; /* enum urom_coll_dtype */
 	uint64_t op;	/* enum urom_coll_op */
 	uint64_t root;
-	uint64_t flags;	 /* UROM_COLL_FLAG_* */
-	uint64_t ntrail; /* uint64_t values after the struct */
+	uint64_t flags;	    /* UROM_COLL_FLAG_* */
+	uint64_t ntrail;    /* uint64_t values after the struct */
+	uint64_t smemh_len; /* bytes of the send buffer's memh after them (0: a domain segment) */
+	uint64_t rmemh_len; /* bytes of the receive buffer's memh after those (0: likewise) */
 };
 
 struct urom_worker_notify_coll {

@@ -76,6 +76,8 @@ struct team {
 struct early { /* a message for a job that has not started here */
 	ucs_list_link_t link;
 	struct urom_coll_wire w;
+	size_t length; /* of the whole message, in bytes[] */
+	uint8_t bytes[];
 };
 
 struct xop { /* one GET (member buffer -> bounce) or PUT (bounce -> member buffer) */
@@ -101,6 +103,9 @@ struct job {
 	uint64_t seq, sig, esize, full, arrived, dones;
 	int64_t deadline_us;
 	struct urom_coll_wire pi[UROM_COLL_MAX_MEMBERS]; /* the members' ARRIVE */
+	/* member regions (pinned) of the members' memh-named buffers; 0: a domain segment */
+	uint64_t sreg[UROM_COLL_MAX_MEMBERS], rreg[UROM_COLL_MAX_MEMBERS];
+	const uint8_t *smemh, *rmemh; /* the own command's memh bytes (inside cd) */
 	uint8_t *bounce;
 	struct xop *ops;
 	uint32_t nops, cap, inflight, nred;
@@ -278,7 +283,26 @@ static struct job *job_find(struct coll *co, const struct team *t, uint64_t seq)
 }
 
 /* Record message w for job j (its sender a member of j's team). */
-static void job_take(struct job *j, const struct urom_coll_wire *w)
+/* Import (pinned) the memh member i sent for one of its buffers; the job's status on failure. */
+static void take_memh(struct job *j, uint32_t i, const uint8_t *memh, uint32_t len, uint64_t *reg)
+{
+	doca_error_t st;
+
+	if (memh == NULL || j->status != DOCA_SUCCESS)
+		return;
+	st = sdp_plugin_mem_import_member(j->co->mem, j->co->ctx, j->t->ids[i], memh, len, reg);
+	if (st != DOCA_SUCCESS) {
+		DOCA_LOG_ERR("team %llu collective %llu: member %u's buffer: %s",
+			     (unsigned long long)j->t->tag, (unsigned long long)j->seq, i,
+			     doca_error_get_name(st));
+		*reg = 0;
+		j->status = st;
+	}
+}
+
+static void job_take(struct job *j, const struct urom_coll_wire *w,
+		     const struct urom_coll_wire_memh *m, const uint8_t *smemh,
+		     const uint8_t *rmemh)
 {
 	int i = team_index(j->t, w->sender);
 	uint64_t bit;
@@ -296,6 +320,8 @@ static void job_take(struct job *j, const struct urom_coll_wire *w)
 			return; /* a duplicate changes nothing */
 		j->pi[i] = *w;
 		j->arrived |= bit;
+		take_memh(j, (uint32_t)i, smemh, m->slen, &j->sreg[i]);
+		take_memh(j, (uint32_t)i, rmemh, m->rlen, &j->rreg[i]);
 	} else {
 		j->dones |= bit;
 	}
@@ -305,6 +331,8 @@ static ucs_status_t am_recv_cb(void *arg, const void *header, size_t header_leng
 			       size_t length, const ucp_am_recv_param_t *param)
 {
 	struct coll *co = arg;
+	struct urom_coll_wire_memh m;
+	const uint8_t *sm = NULL, *rm = NULL;
 	struct urom_coll_wire w;
 	struct early *e;
 	struct team *t;
@@ -314,7 +342,7 @@ static ucs_status_t am_recv_cb(void *arg, const void *header, size_t header_leng
 	if (co->closing)
 		return UCS_OK;
 	if (header_length != 0 || (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) ||
-	    !urom_coll_wire_parse(data, length, &w)) {
+	    !urom_coll_wire_parse(data, length, &w, &m, &sm, &rm)) {
 		if (!co->drop_logged)
 			DOCA_LOG_ERR("malformed message of %zu bytes from a peer worker: dropped",
 				     length);
@@ -325,16 +353,18 @@ static ucs_status_t am_recv_cb(void *arg, const void *header, size_t header_leng
 	if (t != NULL && w.seq <= t->seq) {
 		j = job_find(co, t, w.seq);
 		if (j != NULL && !j->answered)
-			job_take(j, &w);
+			job_take(j, &w, &m, sm, rm);
 		return UCS_OK; /* else stale: its job is over here */
 	}
-	if (co->nearly >= COLL_MAX_EARLY || (e = malloc(sizeof(*e))) == NULL) {
+	if (co->nearly >= COLL_MAX_EARLY || (e = malloc(sizeof(*e) + length)) == NULL) {
 		if (!co->drop_logged)
 			DOCA_LOG_ERR("too many messages for collectives not started here: dropped");
 		co->drop_logged = 1;
 		return UCS_OK;
 	}
 	e->w = w;
+	e->length = length;
+	memcpy(e->bytes, data, length);
 	ucs_list_add_tail(&co->early, &e->link);
 	co->nearly++;
 	return UCS_OK;
@@ -354,10 +384,12 @@ static void am_sent(void *request, ucs_status_t status, void *user_data)
 static doca_error_t send_msg(struct job *j, uint32_t i, uint16_t kind, uint16_t flags,
 			     uint64_t voff, uint64_t vlen)
 {
+	struct urom_coll_wire_memh m = {0, 0};
 	struct coll *co = j->co;
 	ucp_request_param_t p = {0};
 	struct urom_coll_wire *w;
 	ucs_status_ptr_t req;
+	size_t length;
 	doca_error_t st;
 	ucp_ep_h ep;
 	void **buf;
@@ -365,7 +397,14 @@ static doca_error_t send_msg(struct job *j, uint32_t i, uint16_t kind, uint16_t 
 	st = sdp_plugin_peer_ep(&co->peers, co->ctx, j->t->ids[i], &ep);
 	if (st != DOCA_SUCCESS)
 		return st;
-	buf = malloc(sizeof(void *) * 2 + sizeof(*w));
+	if (kind == UROM_COLL_WIRE_ARRIVE && !(flags & UROM_COLL_WIRE_BAD)) {
+		m.slen = (uint32_t)j->c.smemh_len;
+		m.rlen = (uint32_t)j->c.rmemh_len;
+		flags |= (m.slen != 0 ? UROM_COLL_WIRE_SMEMH : 0) |
+			 (m.rlen != 0 ? UROM_COLL_WIRE_RMEMH : 0);
+	}
+	length = sizeof(*w) + (m.slen + m.rlen != 0 ? sizeof(m) + m.slen + m.rlen : 0);
+	buf = malloc(sizeof(void *) * 2 + length);
 	if (buf == NULL)
 		return DOCA_ERROR_NO_MEMORY;
 	buf[0] = co;
@@ -383,12 +422,21 @@ static doca_error_t send_msg(struct job *j, uint32_t i, uint16_t kind, uint16_t 
 	w->rva = j->c.rbuf_va;
 	w->voff = voff;
 	w->vlen = vlen;
+	if (m.slen + m.rlen != 0) {
+		uint8_t *t = (uint8_t *)(w + 1);
+
+		memcpy(t, &m, sizeof(m));
+		if (m.slen != 0)
+			memcpy(t + sizeof(m), j->smemh, m.slen);
+		if (m.rlen != 0)
+			memcpy(t + sizeof(m) + m.slen, j->rmemh, m.rlen);
+	}
 	p.op_attr_mask =
 		UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS;
 	p.cb.send = am_sent;
 	p.user_data = buf;
 	p.flags = UCP_AM_SEND_FLAG_EAGER;
-	req = ucp_am_send_nbx(ep, UROM_COLL_AM_UCP_ID, NULL, 0, w, sizeof(*w), &p);
+	req = ucp_am_send_nbx(ep, UROM_COLL_AM_UCP_ID, NULL, 0, w, length, &p);
 	if (req == NULL) {
 		free(buf);
 		return DOCA_SUCCESS;
@@ -435,6 +483,7 @@ static doca_error_t member_range(struct job *j, uint32_t i, uint64_t va, uint64_
 				 uint64_t *region_p)
 {
 	struct coll *co = j->co;
+	uint64_t regs[2] = {j->sreg[i], j->rreg[i]};
 	doca_error_t st;
 
 	if (va + len < va) {
@@ -442,6 +491,17 @@ static doca_error_t member_range(struct job *j, uint32_t i, uint64_t va, uint64_
 			     (unsigned long long)j->t->tag, i, (unsigned long long)va,
 			     (unsigned long long)len);
 		return DOCA_ERROR_INVALID_VALUE;
+	}
+	/* the member's memh-named buffers first, then its domain segments */
+	for (int k = 0; k < 2; k++) {
+		uint64_t rva = 0, rlen = 0;
+
+		if (regs[k] != 0 &&
+		    sdp_plugin_mem_region_get(co->mem, regs[k], &rva, &rlen) == DOCA_SUCCESS &&
+		    va >= rva && va - rva <= rlen && len <= rlen - (va - rva)) {
+			*region_p = regs[k];
+			return DOCA_SUCCESS;
+		}
 	}
 	st = sdp_plugin_mem_import_domain(co->mem, co->ctx, j->t->ids[i], va, region_p);
 	if (st != DOCA_SUCCESS) {
@@ -930,6 +990,12 @@ static void job_answer(struct job *j)
 
 static void job_free(struct job *j)
 {
+	for (uint32_t i = 0; i < UROM_COLL_MAX_MEMBERS; i++) {
+		if (j->sreg[i] != 0)
+			(void)sdp_plugin_mem_unpin(j->co->mem, j->sreg[i]);
+		if (j->rreg[i] != 0)
+			(void)sdp_plugin_mem_unpin(j->co->mem, j->rreg[i]);
+	}
 	ucs_list_del(&j->link);
 	free(j->cd);
 	free(j->bounce);
@@ -1109,17 +1175,32 @@ static void job_start(struct coll *co, struct team *t, struct urom_worker_cmd_de
 			     (unsigned long long)c->type, (unsigned long long)c->ntrail);
 		j->status = DOCA_ERROR_INVALID_VALUE;
 	} else {
-		j->status = check_own(j);
+		/* the own memh-named buffers (the command's length was checked on arrival) */
+		const uint8_t *m = (const uint8_t *)(j->trail + c->ntrail);
+
+		j->smemh = c->smemh_len != 0 ? m : NULL;
+		j->rmemh = c->rmemh_len != 0 ? m + c->smemh_len : NULL;
+		take_memh(j, t->me, j->smemh, (uint32_t)c->smemh_len, &j->sreg[t->me]);
+		take_memh(j, t->me, j->rmemh, (uint32_t)c->rmemh_len, &j->rreg[t->me]);
+		if (j->status == DOCA_SUCCESS)
+			j->status = check_own(j);
 	}
+	if (j->status != DOCA_SUCCESS)
+		j->c.smemh_len = j->c.rmemh_len = 0; /* a refused ARRIVE carries none */
 	if (asked != c->type)
 		j->status = DOCA_ERROR_INVALID_VALUE;
 	j->sig = signature(j);
 	j->pi[t->me].sva = c->sbuf_va;
 	j->pi[t->me].rva = c->rbuf_va;
 	ucs_list_for_each_safe(e, tmp, &co->early, link) {
+		struct urom_coll_wire_memh m;
+		const uint8_t *sm = NULL, *rm = NULL;
+		struct urom_coll_wire w;
+
 		if (e->w.tag != t->tag || e->w.seq != j->seq)
 			continue;
-		job_take(j, &e->w);
+		if (urom_coll_wire_parse(e->bytes, e->length, &w, &m, &sm, &rm))
+			job_take(j, &w, &m, sm, rm);
 		ucs_list_del(&e->link);
 		co->nearly--;
 		free(e);
@@ -1241,10 +1322,18 @@ static void command(struct coll *co, struct urom_worker_cmd_desc *cd)
 		return;
 	}
 	memcpy(&c, cd->worker_cmd.plugin_cmd, sizeof(c));
-	if (c.ntrail > (cd->worker_cmd.len - sizeof(c)) / 8 ||
-	    cd->worker_cmd.len != sizeof(c) + c.ntrail * 8) {
-		DOCA_LOG_ERR("collective command of %llu bytes with %llu trailing values",
-			     (unsigned long long)cd->worker_cmd.len, (unsigned long long)c.ntrail);
+	if (c.ntrail > (cd->worker_cmd.len - sizeof(c)) / 8 || c.smemh_len > UROM_COLL_MEMH_MAX ||
+	    c.rmemh_len > UROM_COLL_MEMH_MAX ||
+	    cd->worker_cmd.len != sizeof(c) + c.ntrail * 8 + c.smemh_len + c.rmemh_len) {
+		DOCA_LOG_ERR("collective command of %llu bytes with %llu trailing values and "
+			     "memh of %llu and %llu bytes",
+			     (unsigned long long)cd->worker_cmd.len, (unsigned long long)c.ntrail,
+			     (unsigned long long)c.smemh_len, (unsigned long long)c.rmemh_len);
+		st = DOCA_ERROR_INVALID_VALUE;
+	} else if ((c.smemh_len != 0 || c.rmemh_len != 0) &&
+		   (c.type == UROM_WORKER_CMD_COLL_TEAM_CREATE ||
+		    c.type == UROM_WORKER_CMD_COLL_TEAM_DESTROY)) {
+		DOCA_LOG_ERR("team command %llu with a memh", (unsigned long long)c.type);
 		st = DOCA_ERROR_INVALID_VALUE;
 	} else if (c.type > UROM_WORKER_CMD_COLL_MAX) {
 		DOCA_LOG_ERR("unknown collective command %llu", (unsigned long long)c.type);

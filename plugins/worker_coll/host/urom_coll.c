@@ -134,9 +134,13 @@ static void coll_completed(struct doca_urom_worker_cmd_task *task, union doca_da
 	td.cb(status, td.cookie);
 }
 
-/* Submit c (complete but for context) with trail; td.team counted when the submission holds. */
-static doca_error_t submit(struct doca_urom_worker *worker, struct urom_worker_coll_cmd *c,
-			   const uint64_t *trail, struct coll_task_data td)
+/*
+ * Submit c (complete but for context) with trail and, when m is not NULL, its memh bytes (their
+ * lengths set in c here); td.team counted when the submission holds.
+ */
+static doca_error_t submit_memh(struct doca_urom_worker *worker, struct urom_worker_coll_cmd *c,
+				const uint64_t *trail, const struct urom_coll_memh *m,
+				struct coll_task_data td)
 {
 	struct doca_urom_worker_cmd_task *task;
 	size_t cap = 0, need;
@@ -153,7 +157,18 @@ static doca_error_t submit(struct doca_urom_worker *worker, struct urom_worker_c
 			     (unsigned long)c->ntrail, 4u * UROM_COLL_MAX_MEMBERS);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
-	need = sizeof(*c) + c->ntrail * sizeof(uint64_t);
+	if (m != NULL) {
+		if (m->slen > UROM_COLL_MEMH_MAX || m->rlen > UROM_COLL_MEMH_MAX ||
+		    (m->slen != 0 && m->s == NULL) || (m->rlen != 0 && m->r == NULL)) {
+			DOCA_LOG_ERR("collective command with memh of %zu and %zu bytes (at most "
+				     "%u, non-NULL)",
+				     m->slen, m->rlen, UROM_COLL_MEMH_MAX);
+			return DOCA_ERROR_INVALID_VALUE;
+		}
+		c->smemh_len = m->slen;
+		c->rmemh_len = m->rlen;
+	}
+	need = sizeof(*c) + c->ntrail * sizeof(uint64_t) + (m != NULL ? m->slen + m->rlen : 0);
 	c->context = td.cookie.u64;
 	td.type = c->type;
 	st = doca_urom_worker_cmd_task_allocate_init(worker, coll_plugin_id, &task);
@@ -170,6 +185,11 @@ static doca_error_t submit(struct doca_urom_worker *worker, struct urom_worker_c
 	memcpy(p, c, sizeof(*c));
 	if (c->ntrail != 0)
 		memcpy((uint8_t *)p + sizeof(*c), trail, c->ntrail * sizeof(uint64_t));
+	if (m != NULL && m->slen != 0)
+		memcpy((uint8_t *)p + sizeof(*c) + c->ntrail * sizeof(uint64_t), m->s, m->slen);
+	if (m != NULL && m->rlen != 0)
+		memcpy((uint8_t *)p + sizeof(*c) + c->ntrail * sizeof(uint64_t) + m->slen, m->r,
+		       m->rlen);
 	(void)doca_buf_set_data(payload, p, need);
 	memcpy(doca_urom_worker_cmd_task_get_user_data(task), &td, sizeof(td));
 	doca_urom_worker_cmd_task_set_cb(task, coll_completed);
@@ -181,6 +201,12 @@ static doca_error_t submit(struct doca_urom_worker *worker, struct urom_worker_c
 	if (td.team != NULL)
 		td.team->outstanding++;
 	return DOCA_SUCCESS;
+}
+
+static doca_error_t submit(struct doca_urom_worker *worker, struct urom_worker_coll_cmd *c,
+			   const uint64_t *trail, struct coll_task_data td)
+{
+	return submit_memh(worker, c, trail, NULL, td);
 }
 
 /* Whether collectives may be started on team (logs the reason once per refusal). */
@@ -198,25 +224,50 @@ static doca_error_t team_usable(const struct urom_coll_team *team)
 	return DOCA_SUCCESS;
 }
 
+/* urom_coll_submit_memh() once its arguments were checked by the caller's name. */
+static doca_error_t team_submit(struct urom_coll_team *team, const struct urom_worker_coll_cmd *cmd,
+				const uint64_t *trail, const struct urom_coll_memh *memh,
+				union doca_data cookie, urom_coll_finished cb);
+
 doca_error_t urom_coll_submit(struct urom_coll_team *team, const struct urom_worker_coll_cmd *cmd,
 			      const uint64_t *trail, union doca_data cookie, urom_coll_finished cb)
 {
-	struct coll_task_data td = {.cookie = cookie, .cb = cb, .team = team};
-	struct urom_worker_coll_cmd c;
-	doca_error_t st;
-
 	if (team == NULL || cmd == NULL || cb == NULL) {
 		DOCA_LOG_ERR("invalid argument: team %p, command %p, callback %p", (void *)team,
 			     (const void *)cmd, (void *)cb);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
+	return team_submit(team, cmd, trail, NULL, cookie, cb);
+}
+
+doca_error_t urom_coll_submit_memh(struct urom_coll_team *team,
+				   const struct urom_worker_coll_cmd *cmd, const uint64_t *trail,
+				   const struct urom_coll_memh *memh, union doca_data cookie,
+				   urom_coll_finished cb)
+{
+	if (team == NULL || cmd == NULL || cb == NULL) {
+		DOCA_LOG_ERR("invalid argument: team %p, command %p, callback %p", (void *)team,
+			     (const void *)cmd, (void *)cb);
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	return team_submit(team, cmd, trail, memh, cookie, cb);
+}
+
+static doca_error_t team_submit(struct urom_coll_team *team, const struct urom_worker_coll_cmd *cmd,
+				const uint64_t *trail, const struct urom_coll_memh *memh,
+				union doca_data cookie, urom_coll_finished cb)
+{
+	struct coll_task_data td = {.cookie = cookie, .cb = cb, .team = team};
+	struct urom_worker_coll_cmd c;
+	doca_error_t st;
+
 	st = team_usable(team);
 	if (st != DOCA_SUCCESS)
 		return st;
 	c = *cmd;
 	c.team = team->tag;
 	c.my_id = team->my_id;
-	return submit(team->worker, &c, trail, td);
+	return submit_memh(team->worker, &c, trail, memh, td);
 }
 
 /* ---- teams ---- */
@@ -734,6 +785,18 @@ doca_error_t urom_coll_submit_wait(struct urom_coll_team *team,
 				   const struct urom_worker_coll_cmd *cmd, const uint64_t *trail,
 				   int timeout_ms)
 {
+	if (team == NULL) {
+		DOCA_LOG_ERR("invalid argument: NULL team");
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	return urom_coll_submit_memh_wait(team, cmd, trail, NULL, timeout_ms);
+}
+
+doca_error_t urom_coll_submit_memh_wait(struct urom_coll_team *team,
+					const struct urom_worker_coll_cmd *cmd,
+					const uint64_t *trail, const struct urom_coll_memh *memh,
+					int timeout_ms)
+{
 	int64_t deadline = sdp_plugin_now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
 	union doca_data cookie;
 	struct waiter *w;
@@ -747,7 +810,8 @@ doca_error_t urom_coll_submit_wait(struct urom_coll_team *team,
 	if (w == NULL)
 		return DOCA_ERROR_NO_MEMORY;
 	cookie.ptr = w;
-	while ((st = urom_coll_submit(team, cmd, trail, cookie, wait_done)) == DOCA_ERROR_AGAIN &&
+	while ((st = urom_coll_submit_memh(team, cmd, trail, memh, cookie, wait_done)) ==
+		       DOCA_ERROR_AGAIN &&
 	       sdp_plugin_now_ms() < deadline)
 		sdp_plugin_pe_step(team->pe);
 	if (st != DOCA_SUCCESS) {

@@ -130,10 +130,41 @@ void urom_coll_req_free(struct urom_coll_req *req);
 doca_error_t urom_coll_submit(struct urom_coll_team *team, const struct urom_worker_coll_cmd *cmd,
 			      const uint64_t *trail, union doca_data cookie, urom_coll_finished cb);
 
+/*
+ * Buffers outside the domain's segments: the memh (sdp_urom_mem_get_memh() of an export that
+ * covers the buffer, at most UROM_COLL_MEMH_MAX bytes) of the send buffer (s, slen; slen 0:
+ * the send buffer is in a domain segment) and of the receive buffer (r, rlen; likewise). The
+ * export must stay until the collective completed on every member (the workers may keep the
+ * imported key cached after that: unexport only after the domain is gone, or accept that a
+ * stale key names nothing any collective uses; worker_coll.h "Buffers").
+ */
+struct urom_coll_memh {
+	const void *s;
+	size_t slen;
+	const void *r;
+	size_t rlen;
+};
+
+/*
+ * urom_coll_submit() with memh for buffers outside the domain's segments (NULL: none, as
+ * urom_coll_submit()); cmd's smemh_len / rmemh_len are set from it. DOCA_ERROR_INVALID_VALUE
+ * for a memh past UROM_COLL_MEMH_MAX or a NULL one with a length; DOCA_ERROR_TOO_BIG when the
+ * command does not fit the worker's command size (then use a domain segment).
+ */
+doca_error_t urom_coll_submit_memh(struct urom_coll_team *team,
+				   const struct urom_worker_coll_cmd *cmd, const uint64_t *trail,
+				   const struct urom_coll_memh *memh, union doca_data cookie,
+				   urom_coll_finished cb);
+
 /* Bounded blocking form: start a collective from cmd (as urom_coll_submit) and wait for it. */
 doca_error_t urom_coll_submit_wait(struct urom_coll_team *team,
 				   const struct urom_worker_coll_cmd *cmd, const uint64_t *trail,
 				   int timeout_ms);
+/* The same with memh (urom_coll_submit_memh()). */
+doca_error_t urom_coll_submit_memh_wait(struct urom_coll_team *team,
+					const struct urom_worker_coll_cmd *cmd,
+					const uint64_t *trail, const struct urom_coll_memh *memh,
+					int timeout_ms);
 
 #ifdef __cplusplus
 }
