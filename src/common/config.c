@@ -194,6 +194,10 @@ static const struct config_entry sdp_config_table[] = {
 	SDP_CFG_ROW(SDP_CFG_MPI_WORKER_CPUS, "SOFTDPU_MPI_WORKER_CPUS", "", sdp_cfg_string,
 		    "libsoftdpu_mpi: comma-separated CPUs; rank r's worker runs on entry r modulo "
 		    "the count (empty: the service's cpuset)"),
+	SDP_CFG_ROW(SDP_CFG_MPI_ZCOPY_MIN, "SOFTDPU_MPI_ZCOPY_MIN", "65536", sdp_cfg_uint,
+		    "libsoftdpu_mpi: bytes from which a collective's user buffers are registered "
+		    "(cached) and used in place instead of staged through the pool; 0: always "
+		    "staged"),
 };
 
 _Static_assert(sizeof(sdp_config_table) / sizeof(sdp_config_table[0]) == SDP_CFG_COUNT,

@@ -40,6 +40,7 @@
 #include <doca_pe.h>
 #include <doca_urom.h>
 
+#include "sdp_rcache.h"
 #include "softdpu/urom_mem.h"
 #include "urom_coll.h"
 
@@ -84,7 +85,10 @@ static const char *const sdp_mpi_why_names[SDP_MPI_NWHY] = {
 #define SDP_MPI_TIMEOUT_MS 30000		/* bound on set-up and teardown steps */
 #define SDP_MPI_ALIGN 64
 #define SDP_MPI_DEFAULT_POOL_MB 1024
-#define SDP_MPI_MAX_FIFO 4096 /* pool allocations outstanding at once */
+#define SDP_MPI_MAX_FIFO 4096		/* pool allocations outstanding at once */
+#define SDP_MPI_DEFAULT_ZCOPY_MIN 65536 /* bytes: from here the user's buffers are registered */
+#define SDP_MPI_RCACHE_MAX 256		/* registrations cached */
+#define SDP_MPI_ZCOPY_CMD_MAX 2048	/* command bytes a zero-copy collective may take */
 
 /* A communicator with a worker_coll team. */
 struct sdp_mpi_comm {
@@ -117,7 +121,8 @@ struct sdp_mpi_op {
 	struct sdp_mpi_piece one;
 	struct sdp_mpi_piece *pieces; /* Ialltoallv: one per block; else &one */
 	int npieces;
-	int done;	/* the worker answered (status holds its result) */
+	struct sdp_rcache_region *rs, *rr; /* zero copy: the user's buffers' registrations */
+	int done;			   /* the worker answered (status holds its result) */
 	int user_freed; /* MPI_Request_free before it was done: freed on completion */
 	int mpi_freed;	/* free_fn ran: the MPI request is gone */
 	doca_error_t status;
@@ -150,7 +155,10 @@ static struct {
 	int nteams;
 	struct sdp_mpi_op *ops;
 	uint64_t count[SDP_MPI_NCALLS][SDP_MPI_NWHY];
-	char why_off[256]; /* why offload is not active */
+	uint64_t zcopy[SDP_MPI_NCALLS]; /* offloaded without staging */
+	struct sdp_rcache *rc;		/* registrations of user buffers; NULL: staging only */
+	size_t zcopy_min;		/* bytes; 0: never */
+	char why_off[256];		/* why offload is not active */
 	int errors_reported;
 } g = {.lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP, .oob_comm = MPI_COMM_NULL};
 
@@ -487,6 +495,9 @@ static void sdp_mpi_op_complete(struct sdp_mpi_op *op)
 			    doca_error_get_name(op->status));
 	sdp_mpi_pool_free(op->fifo);
 	op->fifo = -1;
+	sdp_rcache_put(g.rc, op->rs);
+	sdp_rcache_put(g.rc, op->rr);
+	op->rs = op->rr = NULL;
 	op->c->outstanding--;
 	PMPI_Grequest_complete(op->req);
 	if (op->user_freed)
@@ -659,10 +670,14 @@ static struct sdp_mpi_op *sdp_mpi_op_new(int call, struct sdp_mpi_comm *c, size_
 	return op;
 }
 
-/* Submit cmd for op; the MPI request in *request. MPI_SUCCESS or an MPI error (lock held). */
+/*
+ * Submit cmd for op (with the memh of its registered buffers, zero copy); the MPI request in
+ * *request. MPI_SUCCESS or an MPI error (lock held).
+ */
 static int sdp_mpi_op_submit(struct sdp_mpi_op *op, struct urom_worker_coll_cmd *cmd,
 			     const uint64_t *trail, MPI_Request *request)
 {
+	struct urom_coll_memh m = {0}, *mp = NULL;
 	uint64_t deadline = sdp_mpi_now_ms() + SDP_MPI_TIMEOUT_MS;
 	union doca_data cookie = {.ptr = op};
 	doca_error_t st;
@@ -672,6 +687,8 @@ static int sdp_mpi_op_submit(struct sdp_mpi_op *op, struct urom_worker_coll_cmd 
 				 &op->req);
 	if (rc != MPI_SUCCESS) {
 		sdp_mpi_pool_free(op->fifo);
+		sdp_rcache_put(g.rc, op->rs);
+		sdp_rcache_put(g.rc, op->rr);
 		if (op->pieces != &op->one)
 			free(op->pieces);
 		free(op);
@@ -680,8 +697,17 @@ static int sdp_mpi_op_submit(struct sdp_mpi_op *op, struct urom_worker_coll_cmd 
 	op->c->outstanding++;
 	op->next = g.ops;
 	g.ops = op;
+	if (op->rs != NULL || op->rr != NULL) {
+		if (op->rs != NULL)
+			(void)sdp_urom_mem_get_memh(sdp_rcache_region_handle(op->rs), &m.s,
+						    &m.slen);
+		if (op->rr != NULL)
+			(void)sdp_urom_mem_get_memh(sdp_rcache_region_handle(op->rr), &m.r,
+						    &m.rlen);
+		mp = &m;
+	}
 	for (;;) {
-		st = urom_coll_submit(op->c->team, cmd, trail, cookie, sdp_mpi_finished);
+		st = urom_coll_submit_memh(op->c->team, cmd, trail, mp, cookie, sdp_mpi_finished);
 		if (st != DOCA_ERROR_AGAIN || sdp_mpi_now_ms() >= deadline)
 			break;
 		sdp_mpi_progress(); /* the worker has its maximum in flight: let some finish */
@@ -707,6 +733,83 @@ static void sdp_mpi_cmd_init(struct urom_worker_coll_cmd *cmd, uint64_t type, ui
 	cmd->root = (uint64_t)(root < 0 ? 0 : root);
 }
 
+/* Whether [a, a + alen) and [b, b + blen) share a byte. */
+static int sdp_mpi_overlap(const void *a, size_t alen, const void *b, size_t blen)
+{
+	uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
+
+	return alen != 0 && blen != 0 && x < y + blen && y < x + alen;
+}
+
+/*
+ * The zero-copy form of sdp_mpi_launch's collective (lock held): the worker reads and writes
+ * the user's own buffers, registered through the cache (the first use of a buffer registers
+ * it, later uses find it), so nothing is copied in or out. An op with cmd pointed at the user's
+ * buffers, or NULL where the staging pool must be used instead: zero copy off or below its
+ * size, the buffers overlapping in a way no in-place form describes, a registration that
+ * cannot be had, or memh too long for a command. Only this rank's data path depends on it:
+ * the members need not agree.
+ */
+static struct sdp_mpi_op *sdp_mpi_zcopy(int call, struct sdp_mpi_comm *c, const void *src,
+					size_t slen, void *user_r, size_t rlen, size_t out_len,
+					struct urom_worker_coll_cmd *cmd)
+{
+	struct sdp_rcache_region *rs = NULL, *rr = NULL;
+	const void *m;
+	size_t ml = 0, total = sizeof(*cmd);
+	struct sdp_mpi_op *op;
+	int in_place = 0;
+
+	if (g.rc == NULL || g.zcopy_min == 0 || (slen < g.zcopy_min && rlen < g.zcopy_min) ||
+	    out_len != rlen)
+		return NULL;
+	if (sdp_mpi_overlap(src, slen, user_r, rlen)) {
+		/* MPI_IN_PLACE as the worker knows it: the input already in the receive buffer */
+		const uint8_t *want = user_r;
+
+		if (call == SDP_MPI_IALLGATHER)
+			want += slen * (size_t)c->rank;
+		if (call == SDP_MPI_IBCAST || src != want)
+			return NULL;
+		in_place = 1;
+	}
+	if (in_place) /* one registration holds the input too (reduce_scatter's is larger) */
+		rlen = rlen > (size_t)((const uint8_t *)src - (const uint8_t *)user_r) + slen ?
+			       rlen :
+			       (size_t)((const uint8_t *)src - (const uint8_t *)user_r) + slen;
+	if (slen != 0 && !in_place && (rs = sdp_rcache_get(g.rc, src, slen)) == NULL)
+		return NULL;
+	if (rlen != 0 && (rr = sdp_rcache_get(g.rc, user_r, rlen)) == NULL) {
+		sdp_rcache_put(g.rc, rs);
+		return NULL;
+	}
+	if (rs != NULL && sdp_urom_mem_get_memh(sdp_rcache_region_handle(rs), &m, &ml) == 0)
+		total += ml;
+	if (rr != NULL && sdp_urom_mem_get_memh(sdp_rcache_region_handle(rr), &m, &ml) == 0)
+		total += ml;
+	op = total <= SDP_MPI_ZCOPY_CMD_MAX ? calloc(1, sizeof(*op)) : NULL;
+	if (op == NULL) {
+		sdp_rcache_put(g.rc, rs);
+		sdp_rcache_put(g.rc, rr);
+		return NULL;
+	}
+	op->call = call;
+	op->c = c;
+	op->fifo = -1;
+	op->pieces = &op->one;
+	op->rs = rs;
+	op->rr = rr;
+	cmd->sbuf_va = (uint64_t)(uintptr_t)src;
+	cmd->rbuf_va = (uint64_t)(uintptr_t)user_r;
+	if (in_place)
+		cmd->flags |= UROM_COLL_FLAG_IN_PLACE;
+	if (cmd->type == UROM_WORKER_CMD_COLL_BCAST) /* one buffer on every member */
+		cmd->sbuf_va = cmd->rbuf_va = (uint64_t)(uintptr_t)(slen != 0 ? src : user_r);
+	if (slen == 0 && rlen == 0)
+		cmd->sbuf_va = cmd->rbuf_va = 0;
+	return op;
+}
+
 /*
  * The common start of a collective (lock held; released here): an op whose send area gets
  * slen bytes from src and whose receive area of rlen bytes goes, its first out_len bytes, to
@@ -721,6 +824,13 @@ static int sdp_mpi_launch(int call, struct sdp_mpi_comm *c, const void *src, siz
 	uint8_t *ps;
 	int rc;
 
+	op = sdp_mpi_zcopy(call, c, src, slen, user_r, rlen, out_len, cmd);
+	if (op != NULL) {
+		g.zcopy[call]++;
+		rc = sdp_mpi_op_submit(op, cmd, NULL, request);
+		sdp_mpi_unlock();
+		return rc;
+	}
 	op = sdp_mpi_op_new(call, c, slen, rlen, &ps);
 	if (op == NULL) {
 		sdp_mpi_unlock();
@@ -948,6 +1058,9 @@ static void sdp_mpi_teardown(void)
 		(void)sdp_urom_mem_unexport(g.mem);
 		g.mem = NULL;
 	}
+	/* the user buffers' registrations: no worker reaches them once the domain is gone */
+	sdp_rcache_destroy(g.rc);
+	g.rc = NULL;
 	if (g.worker != NULL) {
 		sdp_mpi_stop(doca_urom_worker_as_ctx(g.worker));
 		(void)doca_urom_worker_destroy(g.worker);
@@ -976,6 +1089,51 @@ static int sdp_mpi_agree(int ok)
 	if (PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, g.oob_comm) != MPI_SUCCESS)
 		return 0;
 	return all;
+}
+
+/* Registrations of user buffers (zero copy), where SOFTDPU_MPI_ZCOPY_MIN allows them. */
+static int sdp_mpi_rc_reg(void *arg, void *addr, size_t len, void **handle)
+{
+	struct sdp_urom_mem *mem = NULL;
+
+	(void)arg;
+	if (sdp_urom_mem_export(addr, len, &mem) != DOCA_SUCCESS)
+		return -1;
+	*handle = mem;
+	return 0;
+}
+
+static void sdp_mpi_rc_dereg(void *arg, void *handle)
+{
+	(void)arg;
+	(void)sdp_urom_mem_unexport(handle);
+}
+
+static void sdp_mpi_zcopy_setup(void)
+{
+	static const struct sdp_rcache_ops ops = {sdp_mpi_rc_reg, sdp_mpi_rc_dereg};
+	const char *v = getenv("SOFTDPU_MPI_ZCOPY_MIN");
+	char why[256];
+
+	g.zcopy_min = SDP_MPI_DEFAULT_ZCOPY_MIN;
+	if (v != NULL && *v != '\0') {
+		char *end = NULL;
+		unsigned long long x = strtoull(v, &end, 10);
+
+		if (end == v || *end != '\0' || x > UROM_COLL_MAX_LEN) {
+			sdp_mpi_log("SOFTDPU_MPI_ZCOPY_MIN=%s is not a byte count (0 .. %llu): "
+				    "staging everything",
+				    v, (unsigned long long)UROM_COLL_MAX_LEN);
+			x = 0;
+		}
+		g.zcopy_min = (size_t)x;
+	}
+	if (g.zcopy_min == 0)
+		return;
+	if (sdp_rcache_create(&ops, NULL, SDP_MPI_RCACHE_MAX, &g.rc, why, sizeof(why)) != 0) {
+		g.rc = NULL;
+		sdp_mpi_debug("zero copy off, every collective is staged: %s", why);
+	}
 }
 
 static void sdp_mpi_init_offload(void)
@@ -1029,7 +1187,9 @@ static void sdp_mpi_init_offload(void)
 			sdp_mpi_log("collectives pass through to the MPI library: %s",
 				    g.why_off[0] ? g.why_off : "offload not available");
 	} else {
-		sdp_mpi_debug("offload active: %d ranks, pool %zu MiB", g.size, g.pool_len >> 20);
+		sdp_mpi_zcopy_setup();
+		sdp_mpi_debug("offload active: %d ranks, pool %zu MiB, zero copy %s", g.size,
+			      g.pool_len >> 20, g.rc != NULL ? "on" : "off");
 	}
 }
 
@@ -1054,7 +1214,21 @@ static void sdp_mpi_print_stats(void)
 				len += snprintf(line + len, sizeof(line) - (size_t)len,
 						" %s=%" PRIu64, sdp_mpi_why_names[w],
 						g.count[c][w]);
+		if (g.zcopy[c] != 0 && len < (int)sizeof(line))
+			snprintf(line + len, sizeof(line) - (size_t)len, " zero_copy=%" PRIu64,
+				 g.zcopy[c]);
 		fprintf(stderr, "%s\n", line);
+	}
+	if (g.rc != NULL) {
+		struct sdp_rcache_stats st;
+
+		sdp_rcache_stats(g.rc, &st);
+		fprintf(stderr,
+			"softdpu_mpi_rcache rank=%d hits=%" PRIu64 " misses=%" PRIu64
+			" invalidated=%" PRIu64 " evicted=%" PRIu64 " failed=%" PRIu64
+			" overflows=%" PRIu64 " regions=%" PRIu64 "\n",
+			g.rank, st.hits, st.misses, st.invalidated, st.evicted, st.failed,
+			st.overflows, st.regions);
 	}
 }
 
@@ -1130,6 +1304,49 @@ int MPI_Finalize(void)
 {
 	sdp_mpi_finalize_offload();
 	return PMPI_Finalize();
+}
+
+/* ---- MPI_Pcontrol: the profiling library's own hook ---------------------------------------------- */
+
+/*
+ * MPI_Pcontrol (MPI 4.0 §15.2) is how a program talks to the profiling library it runs under.
+ * Level SOFTDPU_MPI_PCONTROL_RCACHE (0x53445001, "SD" 1) answers with this rank's registration
+ * cache counters in a uint64_t[8] passed as the next argument: hits, misses, invalidated,
+ * evicted, failed, overflows, regions cached, collectives run zero copy (all zeros when zero
+ * copy is off; an MPI without softdpu leaves the array as it was). Every other level goes to
+ * the MPI library. docs/mpi.md, "Zero copy".
+ */
+#define SDP_MPI_PCONTROL_RCACHE 0x53445001
+
+int MPI_Pcontrol(const int level, ...)
+{
+	if (level == SDP_MPI_PCONTROL_RCACHE) {
+		struct sdp_rcache_stats st;
+		uint64_t *out, zc = 0;
+		va_list ap;
+
+		va_start(ap, level);
+		out = va_arg(ap, uint64_t *);
+		va_end(ap);
+		if (out == NULL)
+			return MPI_ERR_ARG;
+		sdp_mpi_lock();
+		sdp_rcache_drain(g.rc);
+		sdp_rcache_stats(g.rc, &st);
+		for (int c = 0; c < SDP_MPI_NCALLS; c++)
+			zc += g.zcopy[c];
+		sdp_mpi_unlock();
+		out[0] = st.hits;
+		out[1] = st.misses;
+		out[2] = st.invalidated;
+		out[3] = st.evicted;
+		out[4] = st.failed;
+		out[5] = st.overflows;
+		out[6] = st.regions;
+		out[7] = zc;
+		return MPI_SUCCESS;
+	}
+	return PMPI_Pcontrol(level);
 }
 
 /* ---- communicators --------------------------------------------------------------------------- */

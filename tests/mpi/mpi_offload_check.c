@@ -32,6 +32,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/mman.h>
+
 #include <mpi.h>
 
 static int rank, size, failures, checks;
@@ -621,6 +623,85 @@ no_free:;
 	(void)csize;
 }
 
+/*
+ * The registration cache (softdpu only: MPI_Pcontrol level 0x53445001 fills the counters;
+ * skipped when nothing answers it, as in the plain run): ten allreduces on the same 1 MiB
+ * buffers register them once; munmap of the buffers drops their registrations; buffers mapped
+ * anew (often at the same address) are registered again and give correct results.
+ */
+#define PCONTROL_RCACHE 0x53445001
+
+static int rcache_counters(uint64_t c[8])
+{
+	for (int i = 0; i < 8; i++)
+		c[i] = UINT64_MAX;
+	MPI_Pcontrol(PCONTROL_RCACHE, c);
+	return c[0] != UINT64_MAX;
+}
+
+static void check_rcache(void)
+{
+	const size_t n = 1u << 17, bytes = n * sizeof(int64_t); /* 1 MiB */
+	uint64_t c0[8], c1[8], c2[8], c3[8];
+	int64_t *s, *r;
+	MPI_Request rq;
+
+	const char *zmin = getenv("SOFTDPU_MPI_ZCOPY_MIN");
+
+	if (!rcache_counters(c0) || getenv("SDP_TEST_EXPECT_PASSTHROUGH") != NULL ||
+	    (zmin != NULL && strcmp(zmin, "0") == 0))
+		return; /* no softdpu, softdpu passing everything through, or staging only */
+	for (int round = 0; round < 2; round++) {
+		s = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		r = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (s == MAP_FAILED || r == MAP_FAILED) {
+			fprintf(stderr, "rank %d: rcache: mmap failed\n", rank);
+			failures++;
+			return;
+		}
+		rcache_counters(c1);
+		for (int k = 0; k < 10; k++) {
+			for (size_t i = 0; i < n; i++)
+				s[i] = (int64_t)((rank + 1) * i + k + round);
+			MPI_Iallreduce(s, r, (int)n, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD, &rq);
+			MPI_Wait(&rq, MPI_STATUS_IGNORE);
+			for (size_t i = 0; i < n; i++)
+				if (r[i] != (int64_t)(i * (size_t)(size * (size + 1) / 2) +
+						      (size_t)size * (size_t)(k + round))) {
+					fprintf(stderr,
+						"rank %d: rcache round %d call %d: element "
+						"%zu wrong\n",
+						rank, round, k, i);
+					failures++;
+					break;
+				}
+			checks++;
+		}
+		rcache_counters(c2);
+		/* two registrations at the first call, hits after (the counters are this rank's) */
+		if (c2[1] - c1[1] != 2 || c2[0] - c1[0] < 18 || c2[7] - c1[7] != 10) {
+			fprintf(stderr,
+				"rank %d: rcache round %d: %llu misses, %llu hits, %llu zero-copy "
+				"calls for ten calls on the same buffers (2, >= 18, 10 expected)\n",
+				rank, round, (unsigned long long)(c2[1] - c1[1]),
+				(unsigned long long)(c2[0] - c1[0]),
+				(unsigned long long)(c2[7] - c1[7]));
+			failures++;
+		}
+		munmap(s, bytes);
+		munmap(r, bytes);
+		rcache_counters(c3);
+		if (c3[2] - c2[2] < 2) {
+			fprintf(stderr,
+				"rank %d: rcache round %d: munmap of both buffers dropped %llu "
+				"registrations\n",
+				rank, round, (unsigned long long)(c3[2] - c2[2]));
+			failures++;
+		}
+		checks += 2;
+	}
+}
+
 int main(int argc, char **argv)
 {
 	MPI_Comm dup, half, rev;
@@ -652,6 +733,7 @@ int main(int argc, char **argv)
 	add_type(MPI_DOUBLE, "DOUBLE", 1, 0);
 	add_type(MPI_BYTE, "BYTE", 0, 1);
 
+	check_rcache();
 	check_reductions(MPI_COMM_WORLD, "WORLD");
 	check_movement(MPI_COMM_WORLD, "WORLD");
 	check_mixed(MPI_COMM_WORLD, "WORLD");

@@ -3,7 +3,9 @@
 # softdpu-uromd of this build (private port, run dir and secret), runs the unmodified program
 # tests/mpi/mpi_offload_check with N ranks and the library preloaded into the ranks only, and
 # checks that it passed and that every offloadable call was offloaded on every rank
-# (SOFTDPU_MPI_STATS=1), with the pass-through cases it makes counted as such. Then the same
+# (SOFTDPU_MPI_STATS=1), with the pass-through cases it makes counted as such; the program
+# also checks the registration cache through MPI_Pcontrol (SOFTDPU_MPI_ZCOPY_MIN from the
+# environment reaches the ranks: the 4-rank tests run every collective zero copy). Then the same
 # program with no service answering (a closed loopback port): one message, every call passes
 # through, the program still passes.
 #   run.sh <openmpi|mpich> <ranks> <build dir> <libsoftdpu_mpi> <mpi_offload_check> [--large N]
@@ -52,6 +54,7 @@ launch() {
 	[ -z "$asan" ] || envs+=(ASAN_OPTIONS=detect_leaks=0:abort_on_error=1)
 	[ -z "${SDP_TEST_REQUEST_FREE:-}" ] || envs+=(SDP_TEST_REQUEST_FREE=1)
 	[ -z "${SDP_TEST_EXPECT_PASSTHROUGH:-}" ] || envs+=(SDP_TEST_EXPECT_PASSTHROUGH=1)
+	[ -z "${SOFTDPU_MPI_ZCOPY_MIN:-}" ] || envs+=(SOFTDPU_MPI_ZCOPY_MIN="$SOFTDPU_MPI_ZCOPY_MIN")
 	local args=()
 	if [ "$mpi" = openmpi ]; then
 		# --mca op ^avx: Open MPI 4.1.4's AVX reductions saturate MPI_SUM on 8- and 16-bit
