@@ -128,6 +128,7 @@ struct coll {
 	ucs_list_link_t teams, jobs, zombies, early, done;
 	struct sdp_plugin_peers peers;
 	uint32_t nteams, nearly;
+	uint32_t nadopt; /* kept memh ARRIVE whose job had started: for adopt_early() */
 	uint64_t am_inflight;
 	int closing, drop_logged;
 };
@@ -350,7 +351,12 @@ static ucs_status_t am_recv_cb(void *arg, const void *header, size_t header_leng
 		return UCS_OK;
 	}
 	t = team_find(co, w.tag);
-	if (t != NULL && w.seq <= t->seq) {
+	/*
+	 * An ARRIVE with memh is kept like an early one even when its job runs: importing the
+	 * memh may create an endpoint or release (flush) an evicted region, which must not
+	 * happen inside ucp_worker_progress(); adopt_early() takes it from the progress op.
+	 */
+	if (t != NULL && w.seq <= t->seq && m.slen + m.rlen == 0) {
 		j = job_find(co, t, w.seq);
 		if (j != NULL && !j->answered)
 			job_take(j, &w, &m, sm, rm);
@@ -367,6 +373,8 @@ static ucs_status_t am_recv_cb(void *arg, const void *header, size_t header_leng
 	memcpy(e->bytes, data, length);
 	ucs_list_add_tail(&co->early, &e->link);
 	co->nearly++;
+	if (t != NULL && w.seq <= t->seq)
+		co->nadopt++;
 	return UCS_OK;
 }
 
@@ -1462,10 +1470,38 @@ static doca_error_t coll_addr(struct urom_worker_ctx *ctx, void *addr, size_t *a
 	return DOCA_SUCCESS;
 }
 
+/* Kept messages whose job runs here now (memh ARRIVE): taken; those of finished jobs: dropped. */
+static void adopt_early(struct coll *co)
+{
+	struct early *e, *tmp;
+
+	ucs_list_for_each_safe(e, tmp, &co->early, link) {
+		struct urom_coll_wire_memh m;
+		const uint8_t *sm = NULL, *rm = NULL;
+		struct urom_coll_wire w;
+		struct team *t = team_find(co, e->w.tag);
+		struct job *j;
+
+		if (t == NULL || e->w.seq > t->seq)
+			continue; /* its job has not started here */
+		j = job_find(co, t, e->w.seq);
+		ucs_list_del(&e->link);
+		co->nearly--;
+		if (j != NULL && !j->answered &&
+		    urom_coll_wire_parse(e->bytes, e->length, &w, &m, &sm, &rm))
+			job_take(j, &w, &m, sm, rm);
+		free(e);
+	}
+}
+
 static void step_all(struct coll *co)
 {
 	struct job *j, *tmp;
 
+	if (co->nadopt != 0) {
+		co->nadopt = 0;
+		adopt_early(co);
+	}
 	ucs_list_for_each_safe(j, tmp, &co->jobs, link)
 		job_step(j);
 	ucs_list_for_each_safe(j, tmp, &co->zombies, link) {
