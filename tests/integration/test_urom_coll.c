@@ -859,8 +859,8 @@ static int memh_buffers(struct rank *r, const struct cteam *tm)
 	int rc = -1;
 
 	RCHECK(sb != NULL && rb != NULL && want != NULL && all != NULL);
-	/* odd offsets: the workers must not assume page-aligned buffers */
-	s = (int64_t *)(sb + 100);
+	/* offsets inside a page: the workers must not assume page-aligned buffers */
+	s = (int64_t *)(sb + 104);
 	rv = (int64_t *)(rb + 200);
 	RSTATUS(sdp_urom_mem_export(sb, len, &ms), DOCA_SUCCESS);
 	RSTATUS(sdp_urom_mem_export(rb, len * MAXR, &mr), DOCA_SUCCESS);
