@@ -182,6 +182,69 @@ static void test_bogus_bus_id(void)
 	T_EQ_INT(t_log_count("no GPU at PCIe address"), 2);
 }
 
+/*
+ * Semaphores without a GPU: every argument and state check answers before any memory is
+ * allocated (the handle below is never dereferenced by these calls).
+ */
+static void test_semaphore_checks(void)
+{
+	struct doca_gpu_semaphore *sem = NULL;
+	struct doca_gpu_semaphore_gpu *h = (struct doca_gpu_semaphore_gpu *)&sem;
+	enum doca_gpu_semaphore_status status = DOCA_GPU_SEMAPHORE_STATUS_HOLD;
+	void *info = &status;
+	static char not_a_gpu[64];
+
+	T_STATUS(doca_gpu_semaphore_create(NULL, &sem), DOCA_ERROR_INVALID_VALUE);
+	T_STATUS(doca_gpu_semaphore_create((struct doca_gpu *)not_a_gpu, NULL),
+		 DOCA_ERROR_INVALID_VALUE);
+	T_STATUS(doca_gpu_semaphore_destroy(NULL), DOCA_ERROR_INVALID_VALUE);
+	T_STATUS(doca_gpu_semaphore_start(NULL), DOCA_ERROR_INVALID_VALUE);
+	T_STATUS(doca_gpu_semaphore_stop(NULL), DOCA_ERROR_INVALID_VALUE);
+	T_STATUS(doca_gpu_semaphore_set_items_num(NULL, 4), DOCA_ERROR_INVALID_VALUE);
+	T_STATUS(doca_gpu_semaphore_set_memory_type(NULL, DOCA_GPU_MEM_TYPE_GPU),
+		 DOCA_ERROR_INVALID_VALUE);
+	T_STATUS(doca_gpu_semaphore_set_custom_info(NULL, 8, DOCA_GPU_MEM_TYPE_GPU),
+		 DOCA_ERROR_INVALID_VALUE);
+	T_STATUS(doca_gpu_semaphore_get_gpu_handle(NULL, &h), DOCA_ERROR_INVALID_VALUE);
+	T_STATUS(doca_gpu_semaphore_get_status(NULL, 0, &status), DOCA_ERROR_INVALID_VALUE);
+	T_STATUS(doca_gpu_semaphore_set_status(NULL, 0, DOCA_GPU_SEMAPHORE_STATUS_FREE),
+		 DOCA_ERROR_INVALID_VALUE);
+	T_STATUS(doca_gpu_semaphore_get_custom_info_addr(NULL, 0, &info), DOCA_ERROR_INVALID_VALUE);
+
+	T_OK(doca_gpu_semaphore_create((struct doca_gpu *)not_a_gpu, &sem));
+	if (sem == NULL)
+		return;
+	T_STATUS(doca_gpu_semaphore_set_items_num(sem, 0), DOCA_ERROR_INVALID_VALUE);
+	T_STATUS(doca_gpu_semaphore_set_items_num(sem, (1u << 20) + 1), DOCA_ERROR_INVALID_VALUE);
+	T_STATUS(doca_gpu_semaphore_set_memory_type(sem, (enum doca_gpu_mem_type)7),
+		 DOCA_ERROR_INVALID_VALUE);
+	T_STATUS(doca_gpu_semaphore_set_custom_info(sem, 65537, DOCA_GPU_MEM_TYPE_CPU_GPU),
+		 DOCA_ERROR_INVALID_VALUE);
+	T_STATUS(doca_gpu_semaphore_set_custom_info(sem, 8, (enum doca_gpu_mem_type)9),
+		 DOCA_ERROR_INVALID_VALUE);
+	/* nothing started: no handle, no items, no info; stop refused; start needs a count */
+	T_STATUS(doca_gpu_semaphore_get_gpu_handle(sem, NULL), DOCA_ERROR_INVALID_VALUE);
+	T_STATUS(doca_gpu_semaphore_get_gpu_handle(sem, &h), DOCA_ERROR_BAD_STATE);
+	T_STATUS(doca_gpu_semaphore_get_status(sem, 0, &status), DOCA_ERROR_BAD_STATE);
+	T_STATUS(doca_gpu_semaphore_get_status(sem, 0, NULL), DOCA_ERROR_INVALID_VALUE);
+	T_STATUS(doca_gpu_semaphore_set_status(sem, 0, DOCA_GPU_SEMAPHORE_STATUS_READY),
+		 DOCA_ERROR_BAD_STATE);
+	T_STATUS(doca_gpu_semaphore_set_status(sem, 0, (enum doca_gpu_semaphore_status)6),
+		 DOCA_ERROR_INVALID_VALUE);
+	T_STATUS(doca_gpu_semaphore_get_custom_info_addr(sem, 0, &info), DOCA_ERROR_BAD_STATE);
+	T_STATUS(doca_gpu_semaphore_stop(sem), DOCA_ERROR_BAD_STATE);
+	T_STATUS(doca_gpu_semaphore_start(sem), DOCA_ERROR_BAD_STATE);
+	/* every output left alone */
+	T_TRUE(h == (struct doca_gpu_semaphore_gpu *)&sem);
+	T_EQ_INT(status, DOCA_GPU_SEMAPHORE_STATUS_HOLD);
+	T_TRUE(info == &status);
+	/* the valid settings are taken */
+	T_OK(doca_gpu_semaphore_set_items_num(sem, 1024));
+	T_OK(doca_gpu_semaphore_set_memory_type(sem, DOCA_GPU_MEM_TYPE_GPU));
+	T_OK(doca_gpu_semaphore_set_custom_info(sem, 64, DOCA_GPU_MEM_TYPE_CPU_GPU));
+	T_OK(doca_gpu_semaphore_destroy(sem));
+}
+
 int main(void)
 {
 	struct doca_log_backend *sdk;
@@ -192,6 +255,7 @@ int main(void)
 	test_null_arguments();
 	test_malformed_bus_ids();
 	test_cc_override_range();
+	test_semaphore_checks();
 	if (t_have_driver()) {
 		printf("/dev/nvidiactl present: checking NOT_FOUND for a bogus address\n");
 		test_bogus_bus_id();
