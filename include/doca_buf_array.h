@@ -4,8 +4,9 @@
  *
  * This is the host side. start checks the configuration (parameters set, a target GPU, a
  * started mmap large enough) and holds the mmap. The GPU-side handle is built by
- * libdoca_gpunetio: until that library is in the process and has taken over, start succeeds
- * but doca_buf_arr_get_gpu_handle() answers DOCA_ERROR_NOT_SUPPORTED, with the reason logged.
+ * libdoca_gpunetio when it is in the process (it then also requires the array's memory to be
+ * memory of the target GPU: INVALID_VALUE otherwise); without it start succeeds but
+ * doca_buf_arr_get_gpu_handle() answers DOCA_ERROR_NOT_SUPPORTED, with the reason logged.
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #ifndef DOCA_BUF_ARRAY_H_

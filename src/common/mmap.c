@@ -427,6 +427,19 @@ doca_error_t doca_mmap_set_max_num_devices(struct doca_mmap *mmap, uint32_t max_
 	return status;
 }
 
+uint32_t sdp_mmap_first_mkey(struct doca_mmap *mmap)
+{
+	uint32_t mkey = 0;
+
+	if (mmap == NULL || mmap->magic != MMAP_MAGIC)
+		return 0;
+	pthread_mutex_lock(&mmap->lock);
+	if (mmap->num_devs != 0)
+		mkey = mmap->devs[0].mkey;
+	pthread_mutex_unlock(&mmap->lock);
+	return mkey;
+}
+
 doca_error_t doca_mmap_get_mkey(const struct doca_mmap *mmap, const struct doca_dev *dev,
 				uint32_t *mkey)
 {

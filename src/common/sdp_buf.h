@@ -68,6 +68,8 @@ void sdp_mmap_unref(struct doca_mmap *mmap);
 /* The range (DOCA_ERROR_BAD_STATE, not logged, when none was set). */
 doca_error_t sdp_mmap_range(const struct doca_mmap *mmap, void **addr, size_t *len);
 int sdp_mmap_is_started(const struct doca_mmap *mmap);
+/* The mkey of the first device added to the mmap (0 when it has none). */
+uint32_t sdp_mmap_first_mkey(struct doca_mmap *mmap);
 
 /* ---- buffer arrays: the GPU side, provided by libdoca_gpunetio --------------------------------- */
 
