@@ -735,6 +735,29 @@ doca_error_t sdp_plugin_mem_import_rkey(struct sdp_plugin_mem *mem, const void *
 	return DOCA_SUCCESS;
 }
 
+/* Import memh bytes of domain member domain_id, keeping a copy of them in the region (cache key). */
+static doca_error_t import_keep(struct sdp_plugin_mem *mem, const void *memh, size_t memh_len,
+				uint64_t domain_id, struct pm_region **r_p)
+{
+	uint8_t *copy = malloc(memh_len > 0 ? memh_len : 1);
+	doca_error_t status;
+
+	if (copy == NULL) {
+		DOCA_LOG_ERR("failed to allocate a copy of a memh of %zu bytes", memh_len);
+		return DOCA_ERROR_NO_MEMORY;
+	}
+	memcpy(copy, memh, memh_len);
+	status = import_memh(mem, memh, memh_len, "a domain member", r_p);
+	if (status != DOCA_SUCCESS) {
+		free(copy);
+		return status;
+	}
+	(*r_p)->domain_id = domain_id;
+	(*r_p)->memh = copy;
+	(*r_p)->memh_len = memh_len;
+	return DOCA_SUCCESS;
+}
+
 doca_error_t sdp_plugin_mem_import_domain(struct sdp_plugin_mem *mem, struct urom_worker_ctx *ctx,
 					  uint64_t domain_id, uint64_t va, uint64_t *region_id_p)
 {
@@ -742,7 +765,6 @@ doca_error_t sdp_plugin_mem_import_domain(struct sdp_plugin_mem *mem, struct uro
 	doca_error_t status;
 	void *memh = NULL;
 	size_t memh_len = 0;
-	uint8_t *copy;
 	int seg = -1;
 
 	if (mem == NULL || ctx == NULL || region_id_p == NULL) {
@@ -794,22 +816,11 @@ doca_error_t sdp_plugin_mem_import_domain(struct sdp_plugin_mem *mem, struct uro
 		(void)sdp_plugin_mem_release(mem, r->id);
 		break;
 	}
-	copy = malloc(memh_len > 0 ? memh_len : 1);
-	if (copy == NULL) {
-		DOCA_LOG_ERR("failed to allocate a copy of a memh of %zu bytes", memh_len);
-		return DOCA_ERROR_NO_MEMORY;
-	}
-	memcpy(copy, memh, memh_len);
-	status = import_memh(mem, memh, memh_len, "a domain member", &r);
-	if (status != DOCA_SUCCESS) {
-		free(copy);
+	status = import_keep(mem, memh, memh_len, domain_id, &r);
+	if (status != DOCA_SUCCESS)
 		return status;
-	}
 	r->from_domain = 1;
-	r->domain_id = domain_id;
 	r->seg = seg;
-	r->memh = copy;
-	r->memh_len = memh_len;
 	*region_id_p = r->id;
 	return DOCA_SUCCESS;
 }
@@ -850,7 +861,6 @@ doca_error_t sdp_plugin_mem_import_member(struct sdp_plugin_mem *mem, struct uro
 	void *seg_memh = NULL;
 	struct pm_region *r;
 	doca_error_t status;
-	uint8_t *copy;
 
 	if (mem == NULL || ctx == NULL || memh == NULL || memh_len == 0 || region_id_p == NULL) {
 		DOCA_LOG_ERR("sdp_plugin_mem_import_member: invalid argument: mem %p, ctx %p, "
@@ -893,21 +903,10 @@ doca_error_t sdp_plugin_mem_import_member(struct sdp_plugin_mem *mem, struct uro
 		DOCA_LOG_ERR("%u member regions are held: no room for another", mem->nmember);
 		return DOCA_ERROR_FULL;
 	}
-	copy = malloc(memh_len);
-	if (copy == NULL) {
-		DOCA_LOG_ERR("failed to allocate a copy of a memh of %zu bytes", memh_len);
-		return DOCA_ERROR_NO_MEMORY;
-	}
-	memcpy(copy, memh, memh_len);
-	status = import_memh(mem, memh, memh_len, "a domain member", &r);
-	if (status != DOCA_SUCCESS) {
-		free(copy);
+	status = import_keep(mem, memh, memh_len, domain_id, &r);
+	if (status != DOCA_SUCCESS)
 		return status;
-	}
 	r->from_member = 1;
-	r->domain_id = domain_id;
-	r->memh = copy;
-	r->memh_len = memh_len;
 	r->pins = 1;
 	r->last_use = ++mem->use_tick;
 	mem->nmember++;
