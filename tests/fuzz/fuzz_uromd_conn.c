@@ -418,6 +418,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(&h, 0, sizeof(h));
 	if (sdp_urom_chan_init(&h.chan, fd, 1u << 20) != DOCA_SUCCESS)
 		fz_die("chan_init");
+	/*
+	 * connect() returns once the SYN-ACK is in; the listener may see the final ACK a moment
+	 * later when the machine is busy (softirq work deferred): wait for it, bounded, as the
+	 * service's epoll loop would.
+	 */
+	{
+		struct pollfd lp = {.fd = fz_d.listen_fd, .events = POLLIN};
+
+		for (int waited = 0; waited < 10000; waited++) {
+			int r = poll(&lp, 1, 1);
+
+			if (r > 0 || (r < 0 && errno != EINTR))
+				break;
+		}
+	}
 	uromd_conn_accept(&fz_d);
 	conn = fz_find_conn();
 	if (conn == NULL || conn->next != NULL || fz_d.num_preauth != 1)
