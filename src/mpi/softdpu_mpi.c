@@ -89,6 +89,7 @@ static const char *const sdp_mpi_why_names[SDP_MPI_NWHY] = {
 #define SDP_MPI_DEFAULT_ZCOPY_MIN 65536 /* bytes: from here the user's buffers are registered */
 #define SDP_MPI_RCACHE_MAX 256		/* registrations cached */
 #define SDP_MPI_ZCOPY_CMD_MAX 2048	/* command bytes a zero-copy collective may take */
+#define SDP_MPI_ZCOPY_V_RANKS 32	/* Ialltoallv zero copy up to this many ranks (trailer) */
 
 /* A communicator with a worker_coll team. */
 struct sdp_mpi_comm {
@@ -1463,6 +1464,88 @@ int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 			      blk * (size_t)c->size, &cmd, request);
 }
 
+/*
+ * The zero-copy form of Ialltoallv (lock held): the workers read the send blocks and write the
+ * receive blocks where the application's displacements put them (the trailer carries them in
+ * bytes), both buffers registered through the cache over their extents (the end of the last
+ * block). NULL where the pool must be used: zero copy off or below its size on both sides, the
+ * buffers overlapping (other than MPI_IN_PLACE, whose send blocks are in the receive buffer),
+ * an extent past what a worker collective may span, no registration, or a command that would
+ * not fit. trail (4 * size values) and cmd are filled for the submission.
+ */
+static struct sdp_mpi_op *sdp_mpi_zcopy_v(struct sdp_mpi_comm *c, const void *sendbuf,
+					  const int sendcounts[], const int sdispls[],
+					  void *recvbuf, const int recvcounts[],
+					  const int rdispls[], size_t es, size_t sbytes,
+					  size_t rbytes, uint64_t *trail,
+					  struct urom_worker_coll_cmd *cmd)
+{
+	struct sdp_rcache_region *rs = NULL, *rr = NULL;
+	int n = c->size, in_place = sendbuf == MPI_IN_PLACE;
+	size_t send_end = 0, recv_end = 0, ml = 0, total;
+	struct sdp_mpi_op *op;
+	const void *m;
+
+	if (g.rc == NULL || g.zcopy_min == 0 || (sbytes < g.zcopy_min && rbytes < g.zcopy_min))
+		return NULL;
+	for (int i = 0; i < n; i++) {
+		size_t se = ((size_t)sdispls[i] + (size_t)sendcounts[i]) * es;
+		size_t re = ((size_t)rdispls[i] + (size_t)recvcounts[i]) * es;
+
+		if (sendcounts[i] != 0 && se > send_end)
+			send_end = se;
+		if (recvcounts[i] != 0 && re > recv_end)
+			recv_end = re;
+	}
+	if (send_end > UROM_COLL_MAX_LEN || recv_end > UROM_COLL_MAX_LEN)
+		return NULL;
+	if (in_place) {
+		recv_end = recv_end > send_end ? recv_end : send_end;
+		send_end = 0;
+	} else if (sdp_mpi_overlap(sendbuf, send_end, recvbuf, recv_end)) {
+		return NULL;
+	}
+	if (send_end != 0 && (rs = sdp_rcache_get(g.rc, sendbuf, send_end)) == NULL)
+		return NULL;
+	if (recv_end != 0 && (rr = sdp_rcache_get(g.rc, recvbuf, recv_end)) == NULL) {
+		sdp_rcache_put(g.rc, rs);
+		return NULL;
+	}
+	total = sizeof(*cmd) + 4 * sizeof(uint64_t) * (size_t)n;
+	if (rs != NULL && sdp_urom_mem_get_memh(sdp_rcache_region_handle(rs), &m, &ml) == 0)
+		total += ml;
+	if (rr != NULL && sdp_urom_mem_get_memh(sdp_rcache_region_handle(rr), &m, &ml) == 0)
+		total += ml;
+	op = total <= SDP_MPI_ZCOPY_CMD_MAX + 4 * sizeof(uint64_t) * SDP_MPI_ZCOPY_V_RANKS &&
+			     n <= SDP_MPI_ZCOPY_V_RANKS ?
+		     calloc(1, sizeof(*op)) :
+		     NULL;
+	if (op == NULL) {
+		sdp_rcache_put(g.rc, rs);
+		sdp_rcache_put(g.rc, rr);
+		return NULL;
+	}
+	for (int i = 0; i < n; i++) {
+		trail[i] = (uint64_t)sendcounts[i] * es;
+		trail[n + i] = (uint64_t)sdispls[i] * es;
+		trail[2 * n + i] = (uint64_t)recvcounts[i] * es;
+		trail[3 * n + i] = (uint64_t)rdispls[i] * es;
+	}
+	op->call = SDP_MPI_IALLTOALLV;
+	op->c = c;
+	op->fifo = -1;
+	op->pieces = &op->one;
+	op->rs = rs;
+	op->rr = rr;
+	sdp_mpi_cmd_init(cmd, UROM_WORKER_CMD_COLL_ALLTOALLV, 0, UROM_COLL_UINT8, -1, -1);
+	cmd->rbuf_va = (uint64_t)(uintptr_t)recvbuf;
+	cmd->sbuf_va = in_place ? cmd->rbuf_va : (uint64_t)(uintptr_t)sendbuf;
+	if (in_place)
+		cmd->flags |= UROM_COLL_FLAG_IN_PLACE;
+	cmd->ntrail = 4 * (uint64_t)n;
+	return op;
+}
+
 int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
 		   MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
 		   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
@@ -1513,6 +1596,15 @@ int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
 				       rdispls, recvtype, comm, request);
 	}
 	n = c->size;
+	op = sdp_mpi_zcopy_v(c, sendbuf, sendcounts, sdispls, recvbuf, recvcounts, rdispls, es,
+			     stot * es, rtot * es, trail, &cmd);
+	if (op != NULL) {
+		g.zcopy[SDP_MPI_IALLTOALLV]++;
+		rc = sdp_mpi_op_submit(op, &cmd, trail, request);
+		free(trail);
+		sdp_mpi_unlock();
+		return rc;
+	}
 	op = sdp_mpi_op_new(SDP_MPI_IALLTOALLV, c, stot * es, rtot * es, &ps);
 	if (op != NULL) {
 		op->pieces = calloc((size_t)n, sizeof(*op->pieces));

@@ -5,7 +5,8 @@
 # checks that it passed and that every offloadable call was offloaded on every rank
 # (SOFTDPU_MPI_STATS=1), with the pass-through cases it makes counted as such; the program
 # also checks the registration cache through MPI_Pcontrol (SOFTDPU_MPI_ZCOPY_MIN from the
-# environment reaches the ranks: the 4-rank tests run every collective zero copy). Then the same
+# environment reaches the ranks: the 4-rank tests run every collective zero copy, alltoallv
+# included). Then the same
 # program with no service answering (a closed loopback port): one message, every call passes
 # through, the program still passes.
 #   run.sh <openmpi|mpich> <ranks> <build dir> <libsoftdpu_mpi> <mpi_offload_check> [--large N]
