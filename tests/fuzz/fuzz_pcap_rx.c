@@ -12,7 +12,12 @@
  * 16-byte record headers and their bytes), never more of them than that reading finds: each
  * frame holds the first min(caplen, buffer) bytes of its record, wire_len is the larger of the
  * record's two lengths and SDP_PKT_F_TRUNCATED is set exactly when the frame is shorter; the
- * port always opens or fails cleanly and closes.
+ * port always opens or fails cleanly and closes. The reading follows the pcap format's rules
+ * as libpcap applies them: versions 2.0 .. 2.4 and 543.0 (DG/UX) only; the two lengths of a
+ * record swapped in files older than 2.3 and in 543.0, and in 2.3 when the captured length is
+ * the larger; a record whose captured length passes 262144 (Ethernet's maximum) ends the file;
+ * one longer than the header's snapshot length (0 or past the maximum: the maximum) is
+ * delivered cut to it, its bytes still skipped whole.
  *
  * SOFTDPU_PROVIDER_PATH must name the pcap provider's directory. With -DSDP_FUZZ_MAIN this file
  * has its own main() (tests/fuzz/fuzz_main.h): the replay test.
@@ -118,12 +123,19 @@ static uint32_t fz_get32(const uint8_t *p, int be)
 		    (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[1] << 8 | p[0];
 }
 
+static uint32_t fz_get16(const uint8_t *p, int be)
+{
+	return be ? (uint32_t)p[0] << 8 | p[1] : (uint32_t)p[1] << 8 | p[0];
+}
+
+#define FZ_MAX_SNAPLEN 262144u /* libpcap's maximum for DLT_EN10MB */
+
 /* The records of a classic pcap file f[0..n); how many (0 when it is not one). */
 static size_t fz_read(const uint8_t *f, size_t n, struct fz_rec *recs, size_t max)
 {
 	size_t off = 24, k = 0;
-	uint32_t magic;
-	int be;
+	uint32_t magic, major, minor, snap;
+	int be, swapped, maybe;
 
 	if (n < 24)
 		return 0;
@@ -136,13 +148,28 @@ static size_t fz_read(const uint8_t *f, size_t n, struct fz_rec *recs, size_t ma
 		return 0;
 	if ((fz_get32(f + 20, be) & 0xffff) != 1) /* link type EN10MB */
 		return 0;
+	major = fz_get16(f + 4, be);
+	minor = fz_get16(f + 6, be);
+	if (!(major == 2 && minor <= 4) && !(major == 543 && minor == 0))
+		return 0;
+	swapped = major == 543 || minor < 3;
+	maybe = major == 2 && minor == 3;
+	snap = fz_get32(f + 16, be);
+	if (snap == 0 || snap > FZ_MAX_SNAPLEN)
+		snap = FZ_MAX_SNAPLEN;
 	while (k < max && off + 16 <= n) {
 		uint32_t cap = fz_get32(f + off + 8, be), len = fz_get32(f + off + 12, be);
 
-		if (cap > n - off - 16)
+		if (swapped || (maybe && cap > len)) {
+			uint32_t t = cap;
+
+			cap = len;
+			len = t;
+		}
+		if (cap > FZ_MAX_SNAPLEN || cap > n - off - 16)
 			break;
 		recs[k].data = f + off + 16;
-		recs[k].caplen = cap;
+		recs[k].caplen = cap < snap ? cap : snap;
 		recs[k].len = len;
 		k++;
 		off += 16 + (size_t)cap;
