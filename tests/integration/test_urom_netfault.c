@@ -14,7 +14,7 @@
  * stream of puts while the script takes the link down: every outstanding put completes, with
  * success or an error, within NF_DOWN_BOUND_MS of the link going down), down_coll (allreduces
  * outstanding when the link goes down, and one started after: each completes within
- * NF_DOWN_BOUND_MS, with an error for those that could not finish; the link comes back up
+ * NF_DOWN_COLL_BOUND_MS, with an error for those that could not finish; the link comes back up
  * between the two, at mid_up), up (the link is back: the
  * old worker, domain and service context are destroyed, within T_WAIT_MS each, and new ones
  * over a new OOB pass the base checks again). Results are printed as "NF <key> <value>" lines.
@@ -44,7 +44,13 @@
 #define STREAM_PUTS 4096	/* an upper bound on the stream; the link goes down long before */
 #define NF_NETEM_BOUND_MS 30000 /* each operation under 10% loss and 20 ms delay */
 #define NF_DOWN_BOUND_MS 45000	/* each outstanding operation after the link went down */
-#define SYNC_MS 60000		/* the wait for the script at each step */
+/*
+ * Each outstanding collective: UCX's failure of the transfer (about 15 s with UCX 1.22's TCP),
+ * then the DONE wait (UROM_COLL_WAIT_MS, 30 s) by which worker_coll makes sure no member still
+ * touches this host's buffers when it answers, and a margin.
+ */
+#define NF_DOWN_COLL_BOUND_MS 75000
+#define SYNC_MS 60000 /* the wait for the script at each step */
 
 struct nf {
 	uint32_t rank, peer;
@@ -403,7 +409,7 @@ static int nf_down_put(struct nf *n)
 
 /*
  * Allreduces outstanding when the link goes down (COLL_INFLIGHT of 2 MiB each, submitted just
- * before the sync) and one started after it; each must complete within NF_DOWN_BOUND_MS.
+ * before the sync) and one started after it; each must complete within NF_DOWN_COLL_BOUND_MS.
  */
 static int nf_down_coll(struct nf *n)
 {
@@ -430,7 +436,7 @@ static int nf_down_coll(struct nf *n)
 	NCHECK(urom_coll_allreduce(n->team, s, r, COLL_BIG, UROM_COLL_INT64, UROM_COLL_SUM,
 				   &reqs[COLL_INFLIGHT]) == DOCA_SUCCESS);
 	st[COLL_INFLIGHT] = DOCA_ERROR_IN_PROGRESS;
-	deadline = t_now_ms() + NF_DOWN_BOUND_MS;
+	deadline = t_now_ms() + NF_DOWN_COLL_BOUND_MS;
 	while (left > 0 && t_now_ms() < deadline) {
 		t_pe_step(n->s.pe, 5);
 		for (int k = 0; k <= COLL_INFLIGHT; k++) {

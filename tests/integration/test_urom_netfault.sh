@@ -19,7 +19,9 @@
 #             (NF_DOWN_BOUND_MS); both services still answer `softdpu service status`;
 #   mid_up    the link comes back;
 #   down_coll the link goes down with 8 allreduces of 2 MiB outstanding, and one more is started
-#             after: each completes within 45 s, the late one with an error; status answers;
+#             after: each completes within 75 s (NF_DOWN_COLL_BOUND_MS: UCX's failure of
+#             the transfer, then worker_coll's bounded DONE wait), the late one with an error;
+#             status answers;
 #   up        the link comes back: the faulted worker, domain and service context are
 #             destroyed (bounded) and new ones, over a new OOB, pass the base checks.
 # Every wait is bounded: each step 120 s here, the ranks under timeout(1), and everything this
