@@ -85,9 +85,7 @@ doca_gpu_dev_semaphore_set_packet_info(struct doca_gpu_semaphore_gpu *semaphore_
 		return DOCA_ERROR_INVALID_VALUE;
 	*(volatile uint32_t *)&semaphore_gpu->items[idx].num_packets = num_packets;
 	*(volatile uint64_t *)&semaphore_gpu->items[idx].doca_buf_idx_start = doca_buf_idx_start;
-	__threadfence_system();
-	*(volatile uint32_t *)&semaphore_gpu->items[idx].status = (uint32_t)status;
-	return DOCA_SUCCESS;
+	return doca_gpu_dev_semaphore_set_status(semaphore_gpu, idx, status); /* publishes */
 }
 
 /* Item idx's status (acquire), then its packet info. */

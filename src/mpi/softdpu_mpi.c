@@ -743,6 +743,45 @@ static int sdp_mpi_overlap(const void *a, size_t alen, const void *b, size_t ble
 }
 
 /*
+ * The op of a zero-copy collective (lock held): [sbuf, +slen) and [rbuf, +rlen) registered
+ * through the cache (a length of 0: nothing to register), their memh at most memh_max bytes
+ * together (what is left of the command). NULL, with nothing held, when a registration cannot
+ * be had, the memh do not fit or memory is short.
+ */
+static struct sdp_mpi_op *sdp_mpi_zc_op(int call, struct sdp_mpi_comm *c, const void *sbuf,
+					size_t slen, const void *rbuf, size_t rlen, size_t memh_max)
+{
+	struct sdp_rcache_region *rs = NULL, *rr = NULL;
+	struct sdp_mpi_op *op = NULL;
+	size_t ml = 0, total = 0;
+	const void *m;
+
+	if (slen != 0 && (rs = sdp_rcache_get(g.rc, sbuf, slen)) == NULL)
+		return NULL;
+	if (rlen != 0 && (rr = sdp_rcache_get(g.rc, rbuf, rlen)) == NULL)
+		goto out;
+	if (rs != NULL && sdp_urom_mem_get_memh(sdp_rcache_region_handle(rs), &m, &ml) == 0)
+		total += ml;
+	if (rr != NULL && sdp_urom_mem_get_memh(sdp_rcache_region_handle(rr), &m, &ml) == 0)
+		total += ml;
+	if (total <= memh_max)
+		op = calloc(1, sizeof(*op));
+out:
+	if (op == NULL) {
+		sdp_rcache_put(g.rc, rs);
+		sdp_rcache_put(g.rc, rr);
+		return NULL;
+	}
+	op->call = call;
+	op->c = c;
+	op->fifo = -1;
+	op->pieces = &op->one;
+	op->rs = rs;
+	op->rr = rr;
+	return op;
+}
+
+/*
  * The zero-copy form of sdp_mpi_launch's collective (lock held): the worker reads and writes
  * the user's own buffers, registered through the cache (the first use of a buffer registers
  * it, later uses find it), so nothing is copied in or out. An op with cmd pointed at the user's
@@ -755,9 +794,6 @@ static struct sdp_mpi_op *sdp_mpi_zcopy(int call, struct sdp_mpi_comm *c, const 
 					size_t slen, void *user_r, size_t rlen, size_t out_len,
 					struct urom_worker_coll_cmd *cmd)
 {
-	struct sdp_rcache_region *rs = NULL, *rr = NULL;
-	const void *m;
-	size_t ml = 0, total = sizeof(*cmd);
 	struct sdp_mpi_op *op;
 	int in_place = 0;
 
@@ -774,32 +810,15 @@ static struct sdp_mpi_op *sdp_mpi_zcopy(int call, struct sdp_mpi_comm *c, const 
 			return NULL;
 		in_place = 1;
 	}
-	if (in_place) /* one registration holds the input too (reduce_scatter's is larger) */
-		rlen = rlen > (size_t)((const uint8_t *)src - (const uint8_t *)user_r) + slen ?
-			       rlen :
-			       (size_t)((const uint8_t *)src - (const uint8_t *)user_r) + slen;
-	if (slen != 0 && !in_place && (rs = sdp_rcache_get(g.rc, src, slen)) == NULL)
-		return NULL;
-	if (rlen != 0 && (rr = sdp_rcache_get(g.rc, user_r, rlen)) == NULL) {
-		sdp_rcache_put(g.rc, rs);
-		return NULL;
+	if (in_place) { /* one registration holds the input too (reduce_scatter's is larger) */
+		size_t need = (size_t)((const uint8_t *)src - (const uint8_t *)user_r) + slen;
+
+		rlen = rlen > need ? rlen : need;
 	}
-	if (rs != NULL && sdp_urom_mem_get_memh(sdp_rcache_region_handle(rs), &m, &ml) == 0)
-		total += ml;
-	if (rr != NULL && sdp_urom_mem_get_memh(sdp_rcache_region_handle(rr), &m, &ml) == 0)
-		total += ml;
-	op = total <= SDP_MPI_ZCOPY_CMD_MAX ? calloc(1, sizeof(*op)) : NULL;
-	if (op == NULL) {
-		sdp_rcache_put(g.rc, rs);
-		sdp_rcache_put(g.rc, rr);
+	op = sdp_mpi_zc_op(call, c, src, in_place ? 0 : slen, user_r, rlen,
+			   SDP_MPI_ZCOPY_CMD_MAX - sizeof(*cmd));
+	if (op == NULL)
 		return NULL;
-	}
-	op->call = call;
-	op->c = c;
-	op->fifo = -1;
-	op->pieces = &op->one;
-	op->rs = rs;
-	op->rr = rr;
 	cmd->sbuf_va = (uint64_t)(uintptr_t)src;
 	cmd->rbuf_va = (uint64_t)(uintptr_t)user_r;
 	if (in_place)
@@ -1480,11 +1499,9 @@ static struct sdp_mpi_op *sdp_mpi_zcopy_v(struct sdp_mpi_comm *c, const void *se
 					  size_t rbytes, uint64_t *trail,
 					  struct urom_worker_coll_cmd *cmd)
 {
-	struct sdp_rcache_region *rs = NULL, *rr = NULL;
 	int n = c->size, in_place = sendbuf == MPI_IN_PLACE;
-	size_t send_end = 0, recv_end = 0, ml = 0, total;
+	size_t send_end = 0, recv_end = 0;
 	struct sdp_mpi_op *op;
-	const void *m;
 
 	if (g.rc == NULL || g.zcopy_min == 0 || (sbytes < g.zcopy_min && rbytes < g.zcopy_min))
 		return NULL;
@@ -1497,7 +1514,8 @@ static struct sdp_mpi_op *sdp_mpi_zcopy_v(struct sdp_mpi_comm *c, const void *se
 		if (recvcounts[i] != 0 && re > recv_end)
 			recv_end = re;
 	}
-	if (send_end > UROM_COLL_MAX_LEN || recv_end > UROM_COLL_MAX_LEN)
+	if (send_end > UROM_COLL_MAX_LEN || recv_end > UROM_COLL_MAX_LEN ||
+	    n > SDP_MPI_ZCOPY_V_RANKS)
 		return NULL;
 	if (in_place) {
 		recv_end = recv_end > send_end ? recv_end : send_end;
@@ -1505,38 +1523,18 @@ static struct sdp_mpi_op *sdp_mpi_zcopy_v(struct sdp_mpi_comm *c, const void *se
 	} else if (sdp_mpi_overlap(sendbuf, send_end, recvbuf, recv_end)) {
 		return NULL;
 	}
-	if (send_end != 0 && (rs = sdp_rcache_get(g.rc, sendbuf, send_end)) == NULL)
+	/* the trailer takes 32 bytes a rank, the memh what is left of the command */
+	op = sdp_mpi_zc_op(SDP_MPI_IALLTOALLV, c, sendbuf, send_end, recvbuf, recv_end,
+			   SDP_MPI_ZCOPY_CMD_MAX - sizeof(*cmd) +
+				   4 * sizeof(uint64_t) * (size_t)(SDP_MPI_ZCOPY_V_RANKS - n));
+	if (op == NULL)
 		return NULL;
-	if (recv_end != 0 && (rr = sdp_rcache_get(g.rc, recvbuf, recv_end)) == NULL) {
-		sdp_rcache_put(g.rc, rs);
-		return NULL;
-	}
-	total = sizeof(*cmd) + 4 * sizeof(uint64_t) * (size_t)n;
-	if (rs != NULL && sdp_urom_mem_get_memh(sdp_rcache_region_handle(rs), &m, &ml) == 0)
-		total += ml;
-	if (rr != NULL && sdp_urom_mem_get_memh(sdp_rcache_region_handle(rr), &m, &ml) == 0)
-		total += ml;
-	op = total <= SDP_MPI_ZCOPY_CMD_MAX + 4 * sizeof(uint64_t) * SDP_MPI_ZCOPY_V_RANKS &&
-			     n <= SDP_MPI_ZCOPY_V_RANKS ?
-		     calloc(1, sizeof(*op)) :
-		     NULL;
-	if (op == NULL) {
-		sdp_rcache_put(g.rc, rs);
-		sdp_rcache_put(g.rc, rr);
-		return NULL;
-	}
 	for (int i = 0; i < n; i++) {
 		trail[i] = (uint64_t)sendcounts[i] * es;
 		trail[n + i] = (uint64_t)sdispls[i] * es;
 		trail[2 * n + i] = (uint64_t)recvcounts[i] * es;
 		trail[3 * n + i] = (uint64_t)rdispls[i] * es;
 	}
-	op->call = SDP_MPI_IALLTOALLV;
-	op->c = c;
-	op->fifo = -1;
-	op->pieces = &op->one;
-	op->rs = rs;
-	op->rr = rr;
 	sdp_mpi_cmd_init(cmd, UROM_WORKER_CMD_COLL_ALLTOALLV, 0, UROM_COLL_UINT8, -1, -1);
 	cmd->rbuf_va = (uint64_t)(uintptr_t)recvbuf;
 	cmd->sbuf_va = in_place ? cmd->rbuf_va : (uint64_t)(uintptr_t)sendbuf;

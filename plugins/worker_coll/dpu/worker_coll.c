@@ -1142,6 +1142,21 @@ static uint64_t signature(const struct job *j)
 	       (c->root >> 8) << 60;
 }
 
+/* A kept message leaves the list: given to its job j when that still runs, then freed. */
+static void early_take(struct coll *co, struct early *e, struct job *j)
+{
+	struct urom_coll_wire_memh m;
+	const uint8_t *sm = NULL, *rm = NULL;
+	struct urom_coll_wire w;
+
+	ucs_list_del(&e->link);
+	co->nearly--;
+	if (j != NULL && !j->answered &&
+	    urom_coll_wire_parse(e->bytes, e->length, &w, &m, &sm, &rm))
+		job_take(j, &w, &m, sm, rm);
+	free(e);
+}
+
 /* A collective command of a known team: it takes the next number and starts at once. */
 /*
  * Start c as the team's next collective. asked differs from c->type when the host asked for an
@@ -1201,17 +1216,8 @@ static void job_start(struct coll *co, struct team *t, struct urom_worker_cmd_de
 	j->pi[t->me].sva = c->sbuf_va;
 	j->pi[t->me].rva = c->rbuf_va;
 	ucs_list_for_each_safe(e, tmp, &co->early, link) {
-		struct urom_coll_wire_memh m;
-		const uint8_t *sm = NULL, *rm = NULL;
-		struct urom_coll_wire w;
-
-		if (e->w.tag != t->tag || e->w.seq != j->seq)
-			continue;
-		if (urom_coll_wire_parse(e->bytes, e->length, &w, &m, &sm, &rm))
-			job_take(j, &w, &m, sm, rm);
-		ucs_list_del(&e->link);
-		co->nearly--;
-		free(e);
+		if (e->w.tag == t->tag && e->w.seq == j->seq)
+			early_take(co, e, j);
 	}
 	send_all(j, UROM_COLL_WIRE_ARRIVE, j->status != DOCA_SUCCESS ? UROM_COLL_WIRE_BAD : 0);
 	set_deadline(j);
@@ -1476,21 +1482,11 @@ static void adopt_early(struct coll *co)
 	struct early *e, *tmp;
 
 	ucs_list_for_each_safe(e, tmp, &co->early, link) {
-		struct urom_coll_wire_memh m;
-		const uint8_t *sm = NULL, *rm = NULL;
-		struct urom_coll_wire w;
 		struct team *t = team_find(co, e->w.tag);
-		struct job *j;
 
 		if (t == NULL || e->w.seq > t->seq)
 			continue; /* its job has not started here */
-		j = job_find(co, t, e->w.seq);
-		ucs_list_del(&e->link);
-		co->nearly--;
-		if (j != NULL && !j->answered &&
-		    urom_coll_wire_parse(e->bytes, e->length, &w, &m, &sm, &rm))
-			job_take(j, &w, &m, sm, rm);
-		free(e);
+		early_take(co, e, job_find(co, t, e->w.seq));
 	}
 }
 
