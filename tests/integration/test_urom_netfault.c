@@ -50,7 +50,14 @@
  * touches this host's buffers when it answers, and a margin.
  */
 #define NF_DOWN_COLL_BOUND_MS 75000
-#define SYNC_MS 60000 /* the wait for the script at each step */
+/* nf_close's bound: the team (10 s), the domain, the worker and the service (T_WAIT_MS each) */
+#define NF_CLOSE_BOUND_MS (10000 + 3 * T_WAIT_MS)
+/*
+ * The wait for the script at each step: the other rank may reach the step up to a whole phase
+ * later (NF_DOWN_COLL_BOUND_MS apart at worst), and the script waits 120 s for both, so a rank
+ * waits longer than that: a stalled step is named by the script, never a rank's own timeout.
+ */
+#define SYNC_MS 130000
 
 struct nf {
 	uint32_t rank, peer;
@@ -165,15 +172,19 @@ static int nf_find_plugins(struct nf *n)
 	return 0;
 }
 
-/* Service context, worker (worker_rma + worker_coll), domain over an OOB rooted at root, team. */
-static int nf_open(struct nf *n, const char *root, uint64_t tag)
+/*
+ * Service context, worker (worker_rma + worker_coll), domain over an OOB rooted at root, team.
+ * oob_ms bounds the wait for the peer at the OOB: after a fault it includes the peer's own
+ * bounded teardown (NF_CLOSE_BOUND_MS).
+ */
+static int nf_open(struct nf *n, const char *root, uint64_t tag, int oob_ms)
 {
 	struct sdp_urom_oob_params op = {.root = root,
 					 .rank = n->rank,
 					 .size = 2,
 					 .secret = nf_secret,
 					 .secret_len = sizeof(nf_secret),
-					 .timeout_ms = 30000};
+					 .timeout_ms = oob_ms};
 	struct t_worker_cfg cfg = {.id = DOCA_UROM_WORKER_ID_ANY, .max_inflight = 64};
 	struct doca_urom_domain_oob_coll coll;
 	uint64_t id = n->rank, my_va, vas[2];
@@ -490,7 +501,7 @@ int main(int argc, char **argv)
 	memset(n.buf, 0, BUF_LEN);
 
 	/* a. base */
-	NCHECK(nf_open(&n, argv[3], 0x51) == 0);
+	NCHECK(nf_open(&n, argv[3], 0x51, 30000) == 0);
 	NCHECK(nf_round(&n, 0, 30000, &max_ms) == 0);
 	printf("NF base_max_ms %" PRId64 "\n", max_ms);
 
@@ -519,7 +530,7 @@ int main(int argc, char **argv)
 	/* d. the link is back: the old contexts go, new ones work */
 	NCHECK(nf_sync(&n, "up", NULL, 0) == 0);
 	NCHECK(nf_close(&n, "faulted") == 0);
-	NCHECK(nf_open(&n, argv[4], 0x52) == 0);
+	NCHECK(nf_open(&n, argv[4], 0x52, 30000 + NF_CLOSE_BOUND_MS) == 0);
 	max_ms = 0;
 	NCHECK(nf_round(&n, 5, 30000, &max_ms) == 0);
 	printf("NF recovered_max_ms %" PRId64 "\n", max_ms);

@@ -64,13 +64,22 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/sdp-netfault.XXXXXX") || fail "mktemp"
 ctl=$tmp/ctl
 mkdir "$ctl" || fail "mkdir $ctl"
 
+# The services' and workers' logs first, the ranks' last, and last of all each rank's failed
+# checks and its last NF line: a log viewer that keeps only the tail still shows which rank
+# failed where.
 dump_logs() {
-	for r in 0 1; do echo "--- rank $r"; tail -40 "$tmp/rank$r.log"; done
+	local r
 	for n in a b; do
 		echo "--- service $n"; tail -20 "$tmp/$n/uromd.log"
 		for f in "$tmp/$n"/run/worker-*.log; do
 			[ -f "$f" ] && { echo "--- $f"; tail -30 "$f"; }
 		done
+	done
+	for r in 0 1; do echo "--- rank $r"; tail -40 "$tmp/rank$r.log"; done
+	echo "--- summary"
+	for r in 0 1; do
+		echo "rank $r: last NF line: $(grep '^NF ' "$tmp/rank$r.log" | tail -1)"
+		grep -E 'check failed|^FAIL' "$tmp/rank$r.log" | head -3 | sed "s/^/rank $r: /"
 	done
 }
 
@@ -235,7 +244,9 @@ go up up
 
 rc=0
 for r in 0 1; do
-	wait "${rank_pids[$r]}" || rc=1
+	wait "${rank_pids[$r]}"
+	st=$?
+	[ $st = 0 ] || { rc=1; echo "rank $r exited with status $st" >&2; }
 	grep -q "NF rank $r PASS" "$tmp/rank$r.log" || rc=1
 done
 for r in 0 1; do
