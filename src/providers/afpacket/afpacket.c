@@ -63,6 +63,7 @@
 
 #include "sdp_log.h"
 #include "sdp_nic_decl.h"
+#include "sdp_nic_iface.h"
 #include "sdp_provider.h"
 #include "sdp_provider_eth.h"
 
@@ -156,91 +157,7 @@ static doca_error_t errno_status(int err)
 
 /* ---- interface facts ------------------------------------------------------------------------- */
 
-/* 1 when text is a full "dddd:bb:dd.f" PCI address (written into out). */
-static int is_pci_addr(const char *text, char out[DOCA_DEVINFO_PCI_ADDR_SIZE])
-{
-	return strlen(text) == DOCA_DEVINFO_PCI_ADDR_SIZE - 1 &&
-	       sdp_pci_addr_normalize(text, out) == DOCA_SUCCESS;
-}
-
-/*
- * The PCI function behind iface: the last PCI address on the sysfs path of its `device` link
- * (a virtio or USB network device sits below its PCI function). 0 for a virtual interface.
- */
-static int iface_pci_addr(const char *iface, char out[DOCA_DEVINFO_PCI_ADDR_SIZE])
-{
-	char link[PATH_MAX], real[PATH_MAX];
-	char *slash;
-
-	snprintf(link, sizeof(link), "/sys/class/net/%s/device", iface);
-	if (realpath(link, real) == NULL)
-		return 0;
-	while ((slash = strrchr(real, '/')) != NULL) {
-		if (is_pci_addr(slash + 1, out))
-			return 1;
-		*slash = '\0';
-	}
-	return 0;
-}
-
-/* IFF_UP and IFF_RUNNING, or -1 when the flags cannot be read. */
-static int iface_flags_up(const char *iface)
-{
-	struct ifreq ifr;
-	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	int up = -1;
-
-	if (fd < 0)
-		return -1;
-	memset(&ifr, 0, sizeof(ifr));
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", iface);
-	if (ioctl(fd, SIOCGIFFLAGS, &ifr) == 0)
-		up = (ifr.ifr_flags & IFF_UP) && (ifr.ifr_flags & IFF_RUNNING);
-	close(fd);
-	return up;
-}
-
-/* Link state of iface: 1 up, 0 down (or unreadable). */
-static int iface_link_up(const char *iface)
-{
-	char path[PATH_MAX], state[32] = "";
-	FILE *f;
-	int up;
-
-	snprintf(path, sizeof(path), "/sys/class/net/%s/operstate", iface);
-	f = fopen(path, "re");
-	if (f != NULL) {
-		if (fgets(state, sizeof(state), f) == NULL)
-			state[0] = '\0';
-		fclose(f);
-		state[strcspn(state, "\n")] = '\0';
-	}
-	if (strcmp(state, "up") == 0)
-		return 1;
-	if (state[0] != '\0' && strcmp(state, "unknown") != 0)
-		return 0; /* down, lowerlayerdown, dormant, notpresent, testing */
-	/* lo and some tunnels say "unknown": the flags tell */
-	up = iface_flags_up(iface);
-	return up > 0;
-}
-
 /* ---- declarations ---------------------------------------------------------------------------- */
-
-static int iface_name_ok(const struct sdp_dev_decl *decl, const char *iface)
-{
-	if (iface == NULL) {
-		sdp_warn("%s: provider afpacket needs iface=<linux interface name>", decl->origin);
-		return 0;
-	}
-	if (strlen(iface) >= IFNAMSIZ || strchr(iface, '/') != NULL || strcmp(iface, ".") == 0 ||
-	    strcmp(iface, "..") == 0) {
-		sdp_warn("%s: iface '%s' is not a Linux interface name (at most %d characters, no "
-			 "'/')",
-			 decl->origin, iface, IFNAMSIZ - 1);
-		return 0;
-	}
-	return 1;
-}
 
 /* Read decl into conf; logs and returns INVALID_VALUE when it is wrong. */
 static doca_error_t afp_conf_parse(const struct sdp_dev_decl *decl, struct afp_conf *conf)
@@ -250,7 +167,7 @@ static doca_error_t afp_conf_parse(const struct sdp_dev_decl *decl, struct afp_c
 	const char *name = sdp_dev_decl_get(decl, "name");
 	uint64_t queues, frames;
 
-	if (!sdp_nic_decl_keys_ok(decl, keys) || !iface_name_ok(decl, iface))
+	if (!sdp_nic_decl_keys_ok(decl, keys) || !sdp_nic_iface_name_ok(decl, "afpacket", iface))
 		return DOCA_ERROR_INVALID_VALUE;
 	if (name == NULL)
 		name = iface;
@@ -282,27 +199,12 @@ static doca_error_t afp_conf_read(const struct sdp_dev_decl *const *decls, size_
 	return afp_conf_parse(decls[i], conf);
 }
 
-/*
- * conf_attr of sdp_nic_enumerate: an interface that does not exist now is left out of this
- * list. Every declared name took a slot of the synthetic bus, so an address does not depend on
- * which interfaces exist; a PCI interface reports its own address instead.
- */
 static int afp_conf_attr(const struct sdp_dev_decl *decl, const void *c,
 			 struct sdp_devinfo_attr *attr)
 {
 	const struct afp_conf *conf = c;
-	char pci[DOCA_DEVINFO_PCI_ADDR_SIZE];
 
-	if (if_nametoindex(conf->iface) == 0) {
-		sdp_warn("%s: interface %s: %m; device %s left out of the list", decl->origin,
-			 conf->iface, conf->name);
-		return 0;
-	}
-	snprintf(attr->iface_name, sizeof(attr->iface_name), "%s", conf->iface);
-	if (iface_pci_addr(conf->iface, pci))
-		memcpy(attr->pci_addr, pci, sizeof(attr->pci_addr));
-	attr->link_up = iface_link_up(conf->iface);
-	return 1;
+	return sdp_nic_iface_attr(decl, conf->iface, conf->name, attr);
 }
 
 static const struct sdp_nic_provider afp_nic = {
@@ -924,7 +826,7 @@ static int afp_link_up(struct sdp_eth_port *port)
 {
 	if (port == NULL)
 		return 0;
-	return iface_link_up(port->conf->iface);
+	return sdp_nic_iface_link_up(port->conf->iface);
 }
 
 static void afp_port_close(struct sdp_eth_port *port)
@@ -948,44 +850,6 @@ static void afp_port_close(struct sdp_eth_port *port)
 	}
 	sdp_debug("afpacket device %s: port closed", port->conf->name);
 	free(port);
-}
-
-/* MAC and MTU of the interface. */
-static doca_error_t iface_read(const struct afp_conf *conf, struct sdp_eth_port_info *info)
-{
-	struct ifreq ifr;
-	doca_error_t status = DOCA_SUCCESS;
-	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-
-	if (fd < 0) {
-		int err = errno;
-
-		sdp_error("afpacket device %s: socket for interface ioctls: %m", conf->name);
-		return errno_status(err);
-	}
-	memset(&ifr, 0, sizeof(ifr));
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", conf->iface);
-	if (ioctl(fd, SIOCGIFHWADDR, &ifr) != 0) {
-		int err = errno;
-
-		sdp_error("afpacket device %s: SIOCGIFHWADDR on %s: %m", conf->name, conf->iface);
-		status = errno_status(err);
-		goto out;
-	}
-	memcpy(info->mac, ifr.ifr_hwaddr.sa_data, sizeof(info->mac));
-	if (ioctl(fd, SIOCGIFMTU, &ifr) != 0) {
-		int err = errno;
-
-		sdp_error("afpacket device %s: SIOCGIFMTU on %s: %m", conf->name, conf->iface);
-		status = errno_status(err);
-		goto out;
-	}
-	info->mtu = (uint32_t)ifr.ifr_mtu;
-	if (info->mtu + ETH_HLEN + AFP_VLAN_HLEN > SDP_ETH_MAX_FRAME)
-		info->mtu = SDP_ETH_MAX_FRAME - ETH_HLEN - AFP_VLAN_HLEN; /* lo: 65536 */
-out:
-	close(fd);
-	return status;
 }
 
 static doca_error_t afp_port_open(void *dev_priv, const struct sdp_eth_port_cfg *cfg,
@@ -1029,7 +893,7 @@ static doca_error_t afp_port_open(void *dev_priv, const struct sdp_eth_port_cfg 
 		goto err_free_port;
 	}
 	memset(&info, 0, sizeof(info));
-	status = iface_read(conf, &info);
+	status = sdp_nic_iface_read("afpacket", conf->name, conf->iface, &info);
 	if (status != DOCA_SUCCESS)
 		goto err_free_port;
 
