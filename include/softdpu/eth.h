@@ -68,6 +68,12 @@ struct sdp_eth_port_counters {
 	uint64_t rx_wait;      /* times the engine held the backend for a back-pressured ring */
 	uint64_t tx_packets;
 	uint64_t tx_bytes;
+	/* the afxdp backend's (XDP_STATISTICS and its XDP program); 0 for the other backends */
+	uint64_t rx_ring_full;	    /* frames dropped because an AF_XDP RX ring was full */
+	uint64_t rx_fill_empty;	    /* times the kernel found a fill ring empty */
+	uint64_t rx_invalid_descs;  /* RX descriptors the kernel refused */
+	uint64_t tx_invalid_descs;  /* TX descriptors the kernel refused */
+	uint64_t rx_steered_kernel; /* frames left to the host's stack: no flow rule wanted them */
 };
 
 /* A snapshot of the queue's counters. DOCA_ERROR_INVALID_VALUE for NULL arguments. */

@@ -34,8 +34,9 @@
 /*
  * 2: struct sdp_provider_ops gained `eth` (the Ethernet port ops of the software NIC backends).
  * 3: struct sdp_eth_port_ops gained `stats` (frames the backend lost on its own).
+ * 4: struct sdp_eth_port_ops gained `steer`; struct sdp_eth_port_stats AF_XDP's counters.
  */
-#define SDP_PROVIDER_ABI_VERSION 3u
+#define SDP_PROVIDER_ABI_VERSION 4u
 /* The symbol every module exports: a pointer to its ops. */
 #define SDP_PROVIDER_SYMBOL "sdp_provider"
 #define SDP_PROVIDER_FILE_PREFIX "sdp_provider_"

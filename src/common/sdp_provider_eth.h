@@ -1,15 +1,16 @@
 /*
  * softdpu internal: the Ethernet port part of the provider module ABI (sdp_provider.h): what a
- * software NIC backend (a device provider module: loop, gen, pcap, afpacket; AF_XDP later)
+ * software NIC backend (a device provider module: loop, gen, pcap, afpacket, afxdp)
  * offers to the queue engine of libdoca_eth. It lives with the rest of the provider ABI in
  * src/common, the bottom layer, because it is the contract between libdoca_common's loader and
  * the modules; libdoca_eth (src/eth) is one user of it.
  *
  * A provider with Ethernet devices sets `eth` in its struct sdp_provider_ops (provider ABI 2).
  * The engine opens one port per doca_dev it runs queues on, with as many hardware RX queues as
- * the backend can spread traffic over (afpacket: fanout members; others: 1) and TX queues, and
- * then moves frames between the port and the DOCA queues' rings. Steering (DOCA Flow) runs in
- * the engine, after rx_burst, so backends never see rules.
+ * the backend can spread traffic over (afpacket: fanout members; afxdp: interface queues;
+ * others: 1) and TX queues, and then moves frames between the port and the DOCA queues' rings.
+ * Steering (DOCA Flow) runs in the engine, after rx_burst; a backend that can leave frames to
+ * the host's stack gets a summary of the rules (op steer) and never sees the rules themselves.
  *
  * Threads: each port queue is used by one engine thread at a time; different queues of one port
  * may be used concurrently. Nothing here blocks: rx_burst/tx_burst return what they could do
@@ -68,6 +69,36 @@ struct sdp_eth_port_info {
 struct sdp_eth_port_stats {
 	uint64_t
 		rx_drops; /* frames that reached the port but were lost before rx_burst (full ring) */
+	/* AF_XDP's own counters (XDP_STATISTICS, summed over the port's sockets); 0 elsewhere */
+	uint64_t rx_ring_full;	    /* frames dropped because an RX ring was full */
+	uint64_t rx_fill_empty;	    /* times the kernel found a fill ring empty */
+	uint64_t rx_invalid_descs;  /* RX descriptors the kernel refused */
+	uint64_t tx_invalid_descs;  /* TX descriptors the kernel refused */
+	uint64_t rx_steered_kernel; /* frames the port left to the host's stack (no rule wanted) */
+};
+
+/*
+ * What the port's receive queues want, for a backend that filters before the host's own stack
+ * sees a frame (optional op steer; afxdp's XDP program): every frame when `all`, else the
+ * frames one key matches (a field of 0 matches anything); the rest stay with the host (ARP,
+ * ping and sockets of the host keep working). A summary of the DOCA Flow rules of the port,
+ * made by libdoca_flow (sdp_flow_steer_summary): a superset of what the rules accept, so the
+ * engine's own classification still decides; too many keys become `all`.
+ */
+#define SDP_ETH_STEER_MAX_KEYS 64
+
+struct sdp_eth_steer_key {
+	uint16_t ethertype; /* host order: 0x0800, 0x86dd, ...; 0 any */
+	uint8_t ip_proto;   /* IPPROTO_*; 0 any */
+	uint8_t pad;
+	uint16_t dst_port; /* host order (TCP and UDP); 0 any */
+	uint16_t pad2;
+};
+
+struct sdp_eth_steer {
+	int all;
+	uint32_t nb_keys;
+	struct sdp_eth_steer_key keys[SDP_ETH_STEER_MAX_KEYS];
 };
 
 struct sdp_eth_port; /* the backend's own */
@@ -99,6 +130,14 @@ struct sdp_eth_port_ops {
 	 * holds its port list lock), never concurrent with each other.
 	 */
 	void (*stats)(struct sdp_eth_port *port, struct sdp_eth_port_stats *stats);
+	/*
+	 * Optional (provider ABI 4; NULL: the backend sees only what is meant for it, or hands
+	 * everything to the engine). Replace what the port's receive queues take (struct
+	 * sdp_eth_steer). Called by the engine thread of the port, between bursts, whenever the
+	 * port's DOCA Flow rules changed; the port starts with `all`. An error is logged by the
+	 * backend; the port keeps its previous steering.
+	 */
+	doca_error_t (*steer)(struct sdp_eth_port *port, const struct sdp_eth_steer *steer);
 };
 
 #endif /* SDP_PROVIDER_ETH_H_ */

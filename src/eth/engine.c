@@ -248,6 +248,47 @@ static int engine_gpu_rx_retire(struct sdp_eth_dport *dport)
 	return inflight;
 }
 
+/*
+ * A backend that leaves frames to the host's stack (ops->steer) gets the summary of the port's
+ * flow rules whenever they changed (the flow library wakes the engine: engine_flow_changed).
+ */
+static void engine_steer(struct sdp_eth_dport *dport)
+{
+	uint64_t gen = sdp_flow_generation();
+	struct sdp_eth_steer s;
+
+	if (dport->steer_set && gen == dport->steer_gen)
+		return;
+	sdp_flow_steer_summary(dport->dev, &s);
+	dport->steer_gen = gen;
+	if (dport->steer_set && s.all == dport->steer.all && s.nb_keys == dport->steer.nb_keys &&
+	    memcmp(s.keys, dport->steer.keys, sizeof(s.keys[0]) * s.nb_keys) == 0)
+		return;
+	if (dport->ops->steer(dport->port, &s) != DOCA_SUCCESS)
+		return; /* logged by the backend; looked at again at the next change */
+	sdp_debug("engine of device %p: steering %s (%u keys)", (void *)dport->dev,
+		  s.all ? "every frame" : "by rule", s.nb_keys);
+	dport->steer = s;
+	dport->steer_set = 1;
+}
+
+/* The flow library's change callback: wake the engines whose backend steers. */
+static void engine_flow_changed(void)
+{
+	struct sdp_eth_dport *dport;
+
+	pthread_mutex_lock(&g_ports_lock);
+	sdp_list_for_each(dport, &g_ports, link)
+		if (dport->ops->steer != NULL)
+			sdp_eth_dport_kick(dport);
+	pthread_mutex_unlock(&g_ports_lock);
+}
+
+static void engine_register_flow_cb(void)
+{
+	sdp_flow_set_change_cb(engine_flow_changed);
+}
+
 static void *engine_main(void *arg)
 {
 	struct sdp_eth_dport *dport = arg;
@@ -256,6 +297,9 @@ static void *engine_main(void *arg)
 	while (!atomic_load(&dport->stop)) {
 		int budget = -1, round, tx_busy, inflight;
 		long cap_us = ENGINE_IDLE_MS * 1000L;
+
+		if (dport->ops->steer != NULL)
+			engine_steer(dport);
 
 		for (round = 0; round < ENGINE_ROUNDS && !atomic_load(&dport->stop); round++) {
 			pthread_mutex_lock(&dport->lock);
@@ -312,6 +356,11 @@ doca_error_t sdp_eth_dport_get(struct doca_dev *dev, struct sdp_eth_dport **dpor
 	if (ops == NULL) {
 		sdp_error("device %p has no Ethernet port", (void *)dev);
 		return DOCA_ERROR_NOT_SUPPORTED;
+	}
+	if (ops->steer != NULL) {
+		static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+		pthread_once(&once, engine_register_flow_cb);
 	}
 	pthread_mutex_lock(&g_ports_lock);
 	sdp_list_for_each(dport, &g_ports, link) {
@@ -408,6 +457,11 @@ doca_error_t sdp_eth_dev_get_port_counters(struct doca_dev *dev,
 			.rx_wait = __atomic_load_n(&dport->rx_wait, __ATOMIC_RELAXED),
 			.tx_packets = __atomic_load_n(&dport->tx_packets, __ATOMIC_RELAXED),
 			.tx_bytes = __atomic_load_n(&dport->tx_bytes, __ATOMIC_RELAXED),
+			.rx_ring_full = stats.rx_ring_full,
+			.rx_fill_empty = stats.rx_fill_empty,
+			.rx_invalid_descs = stats.rx_invalid_descs,
+			.tx_invalid_descs = stats.tx_invalid_descs,
+			.rx_steered_kernel = stats.rx_steered_kernel,
 		};
 		status = DOCA_SUCCESS;
 		break;

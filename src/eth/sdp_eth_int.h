@@ -109,6 +109,10 @@ struct sdp_eth_dport {
 	sdp_list_link_t gtxqs; /* running GPU send queues (lock) */
 	unsigned int gpu_idle; /* engine rounds without GPU send work (engine thread) */
 	int held_by_gpu;       /* a full back-pressured ring is a kernel's (engine thread) */
+	/* the steering the backend has (ops->steer; engine thread): flow generation, summary */
+	int steer_set;
+	uint64_t steer_gen;
+	struct sdp_eth_steer steer;
 };
 
 /* The GPU data path of a running receive queue (gpu.c). */

@@ -1047,3 +1047,151 @@ doca_error_t sdp_flow_entry_get_hits(const struct doca_flow_pipe_entry *entry, u
 		*bytes_p = __atomic_load_n(&entry->bytes, __ATOMIC_RELAXED);
 	return DOCA_SUCCESS;
 }
+
+/* ---- steering summary (sdp_flow.h) ------------------------------------------------------------ */
+
+/* Add one key unless already there; false when the summary is full (then it becomes `all`). */
+static bool steer_key_add(struct sdp_eth_steer *s, uint16_t ethertype, uint8_t proto,
+			  uint16_t dport)
+{
+	for (uint32_t i = 0; i < s->nb_keys; i++) {
+		const struct sdp_eth_steer_key *k = &s->keys[i];
+
+		if (k->ethertype == ethertype && k->ip_proto == proto && k->dst_port == dport)
+			return true;
+	}
+	if (s->nb_keys == SDP_ETH_STEER_MAX_KEYS)
+		return false;
+	s->keys[s->nb_keys++] = (struct sdp_eth_steer_key){
+		.ethertype = ethertype, .ip_proto = proto, .dst_port = dport};
+	return true;
+}
+
+/* The exact value of a 2-byte (network order) field the rule compares in full, or 0. */
+static uint16_t steer_rule_u16(const struct sdp_flow_rule *r, size_t off)
+{
+	for (uint16_t i = 0; i < r->nb_fields; i++) {
+		const struct sdp_flow_field_match *f = &r->fields[i];
+
+		if (f->off == off && f->len == 2 && f->mask[0] == 0xff && f->mask[1] == 0xff)
+			return (uint16_t)(f->value[0] << 8 | f->value[1]);
+	}
+	return 0;
+}
+
+/*
+ * The value of an enum field (host order u32) the rule pins down: compared in full, or with the
+ * value as its own mask (DOCA's samples pass one struct as match and mask; no other value of
+ * these small enums passes such a mask). 0 when the rule leaves it open.
+ */
+static uint32_t steer_rule_enum(const struct sdp_flow_rule *r, size_t off)
+{
+	for (uint16_t i = 0; i < r->nb_fields; i++) {
+		const struct sdp_flow_field_match *f = &r->fields[i];
+		uint32_t v, m;
+
+		if (f->off != off || f->len != 4)
+			continue;
+		memcpy(&v, f->value, 4);
+		memcpy(&m, f->mask, 4);
+		return m == UINT32_MAX || m == v ? v : 0;
+	}
+	return 0;
+}
+
+/* The IP protocol field, compared in full, or 0. */
+static uint8_t steer_rule_proto(const struct sdp_flow_rule *r)
+{
+	for (uint16_t i = 0; i < r->nb_fields; i++) {
+		const struct sdp_flow_field_match *f = &r->fields[i];
+
+		if ((f->off == SDP_FM_OFF(outer.ip4.next_proto) ||
+		     f->off == SDP_FM_OFF(outer.ip6.next_proto)) &&
+		    f->len == 1 && f->mask[0] == 0xff)
+			return f->value[0];
+	}
+	return 0;
+}
+
+/*
+ * The keys of one rule: a superset of the frames it accepts (fields the keys cannot express,
+ * addresses among them, are left to the engine's classification). False when the summary is
+ * full.
+ */
+static bool steer_rule(struct sdp_eth_steer *s, const struct sdp_flow_rule *r)
+{
+	uint32_t l3t = steer_rule_enum(r, SDP_FM_OFF(outer.l3_type));
+	uint32_t l3m = steer_rule_enum(r, SDP_FM_OFF(parser_meta.outer_l3_type));
+	uint32_t l4m = steer_rule_enum(r, SDP_FM_OFF(parser_meta.outer_l4_type));
+	uint32_t ext = steer_rule_enum(r, SDP_FM_OFF(outer.l4_type_ext));
+	uint16_t etype = 0, dport = steer_rule_u16(r, SDP_FM_OFF(outer.tcp.l4_port.dst_port));
+	uint32_t l4 = r->need_l4;
+	uint8_t proto = 0;
+	bool ok = true;
+
+	if (r->need_l3 == SDP_FLOW_L3_IP4 || l3t == DOCA_FLOW_L3_TYPE_IP4 ||
+	    l3m == DOCA_FLOW_L3_META_IPV4)
+		etype = SDP_PKT_ETHERTYPE_IPV4;
+	else if (r->need_l3 == SDP_FLOW_L3_IP6 || l3t == DOCA_FLOW_L3_TYPE_IP6 ||
+		 l3m == DOCA_FLOW_L3_META_IPV6)
+		etype = SDP_PKT_ETHERTYPE_IPV6;
+	else
+		etype = steer_rule_u16(r, SDP_FM_OFF(outer.eth.type));
+	if (l4 == 0) {
+		if (l4m == DOCA_FLOW_L4_META_TCP || ext == DOCA_FLOW_L4_TYPE_EXT_TCP)
+			l4 = SDP_FLOW_L4K_TCP;
+		else if (l4m == DOCA_FLOW_L4_META_UDP || ext == DOCA_FLOW_L4_TYPE_EXT_UDP)
+			l4 = SDP_FLOW_L4K_UDP;
+		else if (l4m == DOCA_FLOW_L4_META_ICMP || ext == DOCA_FLOW_L4_TYPE_EXT_ICMP ||
+			 ext == DOCA_FLOW_L4_TYPE_EXT_ICMP6)
+			l4 = SDP_FLOW_L4K_ICMP;
+		else
+			proto = steer_rule_proto(r);
+	}
+	if (l4 == 0)
+		return steer_key_add(s, etype, proto,
+				     proto == IPPROTO_TCP || proto == IPPROTO_UDP ? dport : 0);
+	if (l4 & SDP_FLOW_L4K_TCP)
+		ok = ok && steer_key_add(s, etype, IPPROTO_TCP, dport);
+	if (l4 & SDP_FLOW_L4K_UDP)
+		ok = ok && steer_key_add(s, etype, IPPROTO_UDP, dport);
+	if (l4 & SDP_FLOW_L4K_ICMP) {
+		if (etype != SDP_PKT_ETHERTYPE_IPV6)
+			ok = ok && steer_key_add(s, SDP_PKT_ETHERTYPE_IPV4, IPPROTO_ICMP, 0);
+		if (etype != SDP_PKT_ETHERTYPE_IPV4)
+			ok = ok && steer_key_add(s, SDP_PKT_ETHERTYPE_IPV6, IPPROTO_ICMPV6, 0);
+	}
+	return ok;
+}
+
+void sdp_flow_steer_summary(const struct doca_dev *dev, struct sdp_eth_steer *s)
+{
+	struct doca_flow_port *port = sdp_flow_port_get(dev);
+	const struct doca_flow_pipe *root;
+	const struct doca_flow_pipe_entry *e;
+	bool ok = true;
+
+	memset(s, 0, sizeof(*s));
+	s->all = 1; /* no rules: every frame to the engine, whose default queue takes it */
+	if (port == NULL)
+		return;
+	pthread_rwlock_rdlock(&port->lock);
+	root = port->root;
+	if (!port->started || root == NULL || root->fwd_miss.type != DOCA_FLOW_FWD_NONE)
+		goto out; /* a miss action wants the frames no entry matches too */
+	s->all = 0;
+	sdp_list_for_each(e, &root->entries, link)
+		ok = ok && steer_rule(s, &e->rule);
+	for (uint32_t b = 0; ok && root->index != NULL && b < root->index->nb_buckets; b++)
+		sdp_list_for_each(e, &root->index->buckets[b], link)
+			ok = ok && steer_rule(s, &e->rule);
+	if (!ok) {
+		sdp_debug("port %u: more than %d steering keys: every frame to the queues",
+			  port->port_id, SDP_ETH_STEER_MAX_KEYS);
+		s->all = 1;
+		s->nb_keys = 0;
+	}
+out:
+	pthread_rwlock_unlock(&port->lock);
+	sdp_flow_port_put(port);
+}

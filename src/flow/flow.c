@@ -30,6 +30,8 @@ static struct doca_flow_cfg sdp_flow_gcfg; /* copy of the cfg given to doca_flow
 static sdp_list_link_t sdp_flow_ports = SDP_LIST_HEAD_INIT(sdp_flow_ports);
 static uint64_t sdp_flow_next_serial = 1;
 static unsigned int sdp_flow_next_pipe_nr;
+static uint64_t sdp_flow_gen;		 /* atomic: sdp_flow_generation() */
+static void (*sdp_flow_change_cb)(void); /* atomic pointer: sdp_flow_set_change_cb() */
 
 #define SDP_FLOW_ENTRY_FLAGS_ALL                                                                   \
 	(DOCA_FLOW_ENTRY_FLAGS_NO_WAIT | DOCA_FLOW_ENTRY_FLAGS_WAIT_FOR_BATCH)
@@ -68,6 +70,27 @@ static doca_error_t flow_cfg_free(void *cfg, const char *func)
 }
 
 /* ---- global configuration -------------------------------------------------------------------- */
+
+/* Something the steering summary depends on changed; called with no flow lock held. */
+static void flow_changed(void)
+{
+	void (*cb)(void);
+
+	__atomic_add_fetch(&sdp_flow_gen, 1, __ATOMIC_RELEASE);
+	cb = __atomic_load_n(&sdp_flow_change_cb, __ATOMIC_ACQUIRE);
+	if (cb != NULL)
+		cb();
+}
+
+uint64_t sdp_flow_generation(void)
+{
+	return __atomic_load_n(&sdp_flow_gen, __ATOMIC_ACQUIRE);
+}
+
+void sdp_flow_set_change_cb(void (*cb)(void))
+{
+	__atomic_store_n(&sdp_flow_change_cb, cb, __ATOMIC_RELEASE);
+}
 
 doca_error_t doca_flow_cfg_create(struct doca_flow_cfg **cfg)
 {
@@ -351,6 +374,8 @@ static void flow_port_teardown(struct doca_flow_port *port)
 
 void doca_flow_destroy(void)
 {
+	bool stopped = false;
+
 	pthread_mutex_lock(&sdp_flow_lock);
 	while (!sdp_list_is_empty(&sdp_flow_ports)) {
 		struct doca_flow_port *port =
@@ -358,11 +383,14 @@ void doca_flow_destroy(void)
 
 		sdp_warn("port %u still started; stopping it", port->port_id);
 		flow_port_teardown(port);
+		stopped = true;
 	}
 	if (sdp_flow_initialized)
 		sdp_debug("flow destroyed");
 	sdp_flow_initialized = false;
 	pthread_mutex_unlock(&sdp_flow_lock);
+	if (stopped)
+		flow_changed();
 }
 
 /* ---- ports ----------------------------------------------------------------------------------- */
@@ -468,6 +496,7 @@ doca_error_t doca_flow_port_start(const struct doca_flow_port_cfg *cfg,
 	pthread_mutex_unlock(&sdp_flow_lock);
 	sdp_debug("flow port %u started on device %p", p->port_id, (void *)p->dev);
 	*port = p;
+	flow_changed();
 	return DOCA_SUCCESS;
 
 err_free_pending:
@@ -491,7 +520,10 @@ doca_error_t doca_flow_port_stop(struct doca_flow_port *port)
 	if (p != NULL)
 		flow_port_teardown(p);
 	pthread_mutex_unlock(&sdp_flow_lock);
-	return p != NULL ? DOCA_SUCCESS : DOCA_ERROR_INVALID_VALUE;
+	if (p == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	flow_changed();
+	return DOCA_SUCCESS;
 }
 
 struct doca_flow_port *sdp_flow_port_get(const struct doca_dev *dev)
@@ -871,6 +903,7 @@ doca_error_t doca_flow_pipe_create(const struct doca_flow_pipe_cfg *cfg,
 	pthread_rwlock_unlock(&port->lock);
 	sdp_flow_next_pipe_nr++;
 	pthread_mutex_unlock(&sdp_flow_lock);
+	flow_changed();
 	sdp_debug("port %u: %s pipe %s created%s", port->port_id,
 		  p->type == DOCA_FLOW_PIPE_BASIC ? "basic" : "control", p->name,
 		  p->is_root ? " (root)" : "");
@@ -900,6 +933,7 @@ void doca_flow_pipe_destroy(struct doca_flow_pipe *pipe)
 	flow_pipe_free_locked(pipe);
 	pthread_rwlock_unlock(&port->lock);
 	pthread_mutex_unlock(&sdp_flow_lock);
+	flow_changed();
 }
 
 /* ---- entries --------------------------------------------------------------------------------- */
@@ -1078,6 +1112,8 @@ doca_error_t doca_flow_pipe_basic_add_entry(uint16_t pipe_queue, struct doca_flo
 		flow_entry_free(e);
 out:
 	pthread_mutex_unlock(&sdp_flow_lock);
+	if (status == DOCA_SUCCESS)
+		flow_changed();
 	return status;
 }
 
@@ -1129,6 +1165,8 @@ doca_error_t doca_flow_pipe_control_add_entry(
 		flow_entry_free(e);
 out:
 	pthread_mutex_unlock(&sdp_flow_lock);
+	if (status == DOCA_SUCCESS)
+		flow_changed();
 	return status;
 }
 
@@ -1158,6 +1196,7 @@ doca_error_t doca_flow_pipe_remove_entry(uint16_t pipe_queue, uint32_t flags,
 		  entry->pipe->name);
 	flow_entry_free(entry);
 	pthread_mutex_unlock(&sdp_flow_lock);
+	flow_changed();
 	return DOCA_SUCCESS;
 }
 
@@ -1196,5 +1235,7 @@ doca_error_t doca_flow_entries_process(struct doca_flow_port *port, uint16_t pip
 			  pipe_queue);
 out:
 	pthread_mutex_unlock(&sdp_flow_lock);
+	if (done > 0)
+		flow_changed();
 	return status;
 }

@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "doca_flow.h"
+#include "sdp_provider_eth.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -59,6 +60,23 @@ int sdp_flow_classify(struct doca_flow_port *port, const uint8_t *frame, uint32_
  */
 struct doca_flow_port *sdp_flow_port_get(const struct doca_dev *dev);
 void sdp_flow_port_put(struct doca_flow_port *port);
+
+/*
+ * What the receive queues of dev want, for a backend that leaves the rest to the host's stack
+ * (sdp_provider_eth.h, struct sdp_eth_steer): one key per transport and destination port the
+ * entries of the root pipe name (a superset: addresses and other fields are left to
+ * sdp_flow_classify); `all` when dev has no started flow port or no root pipe, when the root
+ * pipe has a miss action, or past SDP_ETH_STEER_MAX_KEYS keys.
+ */
+void sdp_flow_steer_summary(const struct doca_dev *dev, struct sdp_eth_steer *steer);
+
+/*
+ * A number that changes whenever any flow port starts or stops or its pipes or active entries
+ * change (so the summary above may have); cb, when set, is called after each such change,
+ * outside every flow lock, from the thread that made it (libdoca_eth wakes its engines).
+ */
+uint64_t sdp_flow_generation(void);
+void sdp_flow_set_change_cb(void (*cb)(void));
 
 #ifdef __cplusplus
 }

@@ -1159,6 +1159,112 @@ static void test_refusal_records(struct doca_dev *dev)
 		T_OK(doca_log_backend_set_sdk_level(be, DOCA_LOG_LEVEL_DISABLE));
 }
 
+/* ---- the steering summary (a backend that leaves frames to the host: afxdp) ------------------- */
+
+static int g_changes;
+
+static void t_change_cb(void)
+{
+	__atomic_add_fetch(&g_changes, 1, __ATOMIC_RELAXED);
+}
+
+/* 1 when the summary holds exactly this key. */
+static int t_has_key(const struct sdp_eth_steer *s, uint16_t et, uint8_t proto, uint16_t port)
+{
+	for (uint32_t i = 0; i < s->nb_keys; i++)
+		if (s->keys[i].ethertype == et && s->keys[i].ip_proto == proto &&
+		    s->keys[i].dst_port == port)
+			return 1;
+	return 0;
+}
+
+static void test_steer_summary(struct doca_dev *dev)
+{
+	uint16_t q0 = 0;
+	struct doca_flow_fwd rss = {
+		.type = DOCA_FLOW_FWD_RSS,
+		.rss_type = DOCA_FLOW_RESOURCE_TYPE_NON_SHARED,
+		.rss = {.outer_flags = DOCA_FLOW_RSS_IPV4, .queues_array = &q0, .nr_queues = 1}};
+	struct doca_flow_fwd drop = {.type = DOCA_FLOW_FWD_DROP};
+	struct doca_flow_match any = {0};
+	struct doca_flow_match udp_port = {.outer = {.l3_type = DOCA_FLOW_L3_TYPE_IP4,
+						     .l4_type_ext = DOCA_FLOW_L4_TYPE_EXT_UDP,
+						     .udp.l4_port.dst_port = htons(4000)}};
+	struct doca_flow_match udp_port_mask = {.outer = {.l3_type = UINT32_MAX,
+							  .l4_type_ext = UINT32_MAX,
+							  .udp.l4_port.dst_port = UINT16_MAX}};
+	struct doca_flow_match icmp = {.parser_meta = {.outer_l4_type = DOCA_FLOW_L4_META_ICMP}};
+	struct doca_flow_match tcp6 = {
+		.outer = {.l3_type = DOCA_FLOW_L3_TYPE_IP6, .ip6.next_proto = IPPROTO_TCP}};
+	struct doca_flow_match tcp6_mask = {
+		.outer = {.l3_type = UINT32_MAX, .ip6.next_proto = UINT8_MAX}};
+	struct doca_flow_pipe *sink, *root;
+	struct doca_flow_pipe_entry *e1 = NULL, *e2 = NULL, *e3 = NULL;
+	struct doca_flow_port *port;
+	struct sdp_eth_steer s;
+	uint64_t gen;
+
+	sdp_flow_set_change_cb(t_change_cb);
+	/* no flow port: every frame (the engine's default queue takes them) */
+	sdp_flow_steer_summary(dev, &s);
+	T_EQ_INT(s.all, 1);
+	T_EQ_INT(s.nb_keys, 0);
+	t_init(1, "vnf");
+	gen = sdp_flow_generation();
+	g_changes = 0;
+	port = t_port_start(dev, 0);
+	T_TRUE(sdp_flow_generation() != gen);
+	T_TRUE(g_changes >= 1);
+	sdp_flow_steer_summary(dev, &s);
+	T_EQ_INT(s.all, 1); /* no root pipe yet */
+	sink = t_pipe(port, "SINK", DOCA_FLOW_PIPE_BASIC, false, NULL, NULL, &rss, NULL);
+	root = t_pipe(port, "ROOT", DOCA_FLOW_PIPE_CONTROL, true, NULL, NULL, NULL, NULL);
+	sdp_flow_steer_summary(dev, &s);
+	T_EQ_INT(s.all, 0); /* a root without entries wants nothing: the host keeps every frame */
+	T_EQ_INT(s.nb_keys, 0);
+
+	gen = sdp_flow_generation();
+	T_OK(t_ctrl_entry(root, &udp_port, &udp_port_mask, 0, sink, &e1));
+	T_OK(t_ctrl_entry(root, &icmp, &icmp, 1, sink, &e2));
+	T_OK(t_ctrl_entry(root, &tcp6, &tcp6_mask, 2, sink, &e3));
+	T_TRUE(sdp_flow_generation() != gen);
+	sdp_flow_steer_summary(dev, &s);
+	T_EQ_INT(s.all, 0);
+	T_TRUE(t_has_key(&s, SDP_PKT_ETHERTYPE_IPV4, IPPROTO_UDP, 4000));
+	/* ICMP of either IP version (the rule names no version) */
+	T_TRUE(t_has_key(&s, SDP_PKT_ETHERTYPE_IPV4, IPPROTO_ICMP, 0));
+	T_TRUE(t_has_key(&s, SDP_PKT_ETHERTYPE_IPV6, IPPROTO_ICMPV6, 0));
+	T_TRUE(t_has_key(&s, SDP_PKT_ETHERTYPE_IPV6, IPPROTO_TCP, 0));
+	T_EQ_INT(s.nb_keys, 4);
+
+	/* an entry that matches everything: every frame */
+	T_OK(doca_flow_pipe_remove_entry(0, DOCA_FLOW_ENTRY_FLAGS_NO_WAIT, e3));
+	T_OK(t_ctrl_entry(root, &any, NULL, 3, sink, &e3));
+	sdp_flow_steer_summary(dev, &s);
+	T_EQ_INT(s.all, 0);
+	T_TRUE(t_has_key(&s, 0, 0, 0));
+	T_OK(doca_flow_pipe_remove_entry(0, DOCA_FLOW_ENTRY_FLAGS_NO_WAIT, e3));
+	T_OK(doca_flow_pipe_remove_entry(0, DOCA_FLOW_ENTRY_FLAGS_NO_WAIT, e2));
+	T_OK(doca_flow_pipe_remove_entry(0, DOCA_FLOW_ENTRY_FLAGS_NO_WAIT, e1));
+	sdp_flow_steer_summary(dev, &s);
+	T_EQ_INT(s.nb_keys, 0);
+	doca_flow_pipe_destroy(root);
+
+	/* a root with a miss action wants every frame */
+	root = t_pipe(port, "ROOT_MISS", DOCA_FLOW_PIPE_BASIC, true, &any, NULL, &rss, &drop);
+	sdp_flow_steer_summary(dev, &s);
+	T_EQ_INT(s.all, 1);
+	doca_flow_pipe_destroy(root);
+	doca_flow_pipe_destroy(sink);
+	g_changes = 0;
+	T_OK(doca_flow_port_stop(port));
+	T_TRUE(g_changes >= 1);
+	sdp_flow_steer_summary(dev, &s);
+	T_EQ_INT(s.all, 1);
+	doca_flow_destroy();
+	sdp_flow_set_change_cb(NULL);
+}
+
 int main(void)
 {
 	struct doca_dev *dev = t_open_dev("softdpu0");
@@ -1175,6 +1281,7 @@ int main(void)
 	test_unsupported_and_states(dev, dev2);
 	test_concurrent(dev);
 	test_refusal_records(dev);
+	test_steer_summary(dev);
 	T_OK(doca_dev_close(dev2));
 	T_OK(doca_dev_close(dev));
 	T_DONE();
