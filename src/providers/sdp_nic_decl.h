@@ -29,6 +29,7 @@ extern "C" {
 #define SDP_NIC_BUS_GEN 0x02
 #define SDP_NIC_BUS_PCAP 0x03
 #define SDP_NIC_BUS_AFPACKET 0x04
+#define SDP_NIC_BUS_AFXDP 0x05
 
 /* Devices one provider lists: the slots (32 devices x 8 functions) of its synthetic bus. */
 #define SDP_NIC_MAX_DEVICES 256

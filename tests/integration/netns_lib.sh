@@ -62,8 +62,14 @@ netns_veth_setup() {
 				net.ipv6.conf.default.disable_ipv6=1 || fail "disable IPv6 in $ns"
 		fi
 	done
-	ip -n "$nsa" link add "$ifa" address "$maca" type veth peer name "$ifb" address "$macb" \
-		netns "$nsb" || fail "create veth $ifa/$ifb"
+	# NETNS_VETH_QUEUES=N: both ends with N RX and N TX queues (the default is one of each)
+	local qa=() qb=()
+	if [ -n "${NETNS_VETH_QUEUES:-}" ]; then
+		qa=(numtxqueues "$NETNS_VETH_QUEUES" numrxqueues "$NETNS_VETH_QUEUES")
+		qb=("${qa[@]}")
+	fi
+	ip -n "$nsa" link add "$ifa" address "$maca" "${qa[@]}" type veth peer name "$ifb" \
+		address "$macb" "${qb[@]}" netns "$nsb" || fail "create veth $ifa/$ifb"
 	ip -n "$nsa" addr add "$ipa/24" dev "$ifa" || fail "address $ipa"
 	ip -n "$nsb" addr add "$ipb/24" dev "$ifb" || fail "address $ipb"
 	ip -n "$nsa" neigh add "$ipb" lladdr "$macb" dev "$ifa" nud permanent || fail "neighbour a"
