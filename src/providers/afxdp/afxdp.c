@@ -127,6 +127,9 @@ struct afx_q {
 	uint8_t *area; /* 2 * frames chunks */
 	size_t area_len;
 	int fd;
+	/* RX chunks the fill ring had no room for yet (fill_give) */
+	uint64_t *rx_stash;
+	uint32_t rx_nstash;
 	/* TX: free chunks (a stack of UMEM addresses); completions return them */
 	uint64_t *tx_free;
 	uint32_t tx_nfree;
@@ -259,19 +262,30 @@ static void afx_dev_close(const struct sdp_devinfo_attr *attr, void *dev_priv)
 
 /* ---- RX -------------------------------------------------------------------------------------- */
 
-/* Give the kernel back n RX chunks (their base addresses) through the fill ring. */
+/*
+ * Give the kernel back n RX chunks (their base addresses) through the fill ring. The kernel
+ * publishes what it took from the fill ring lazily, so the ring may look fuller than it is:
+ * what does not fit now waits in the queue's stash (it has room for every RX chunk) and goes
+ * first next time. No chunk is ever lost.
+ */
 static void fill_give(struct afx_q *q, const uint64_t *addrs, uint32_t n)
 {
-	uint32_t idx;
+	uint32_t idx, room;
 
-	if (n == 0)
+	memcpy(q->rx_stash + q->rx_nstash, addrs, sizeof(*addrs) * n);
+	q->rx_nstash += n;
+	if (q->rx_nstash == 0)
 		return;
-	/* the fill ring has room for every RX chunk, so this never comes short */
-	if (xsk_ring_prod__reserve(&q->fq, n, &idx) != n)
+	room = xsk_prod_nb_free(&q->fq, q->rx_nstash);
+	if (room > q->rx_nstash)
+		room = q->rx_nstash;
+	if (room == 0 || xsk_ring_prod__reserve(&q->fq, room, &idx) != room)
 		return;
-	for (uint32_t i = 0; i < n; i++)
-		*xsk_ring_prod__fill_addr(&q->fq, idx + i) = addrs[i];
-	xsk_ring_prod__submit(&q->fq, n);
+	for (uint32_t i = 0; i < room; i++)
+		*xsk_ring_prod__fill_addr(&q->fq, idx + i) = q->rx_stash[i];
+	xsk_ring_prod__submit(&q->fq, room);
+	q->rx_nstash -= room;
+	memmove(q->rx_stash, q->rx_stash + room, sizeof(*q->rx_stash) * q->rx_nstash);
 }
 
 static void rx_kick(struct afx_q *q)
@@ -555,6 +569,7 @@ static void q_close(struct afx_q *q)
 	if (q->timer_fd >= 0)
 		close(q->timer_fd);
 	free(q->tx_free);
+	free(q->rx_stash);
 	memset(q, 0, sizeof(*q));
 	q->fd = q->epfd = q->timer_fd = -1;
 }
@@ -794,6 +809,11 @@ static doca_error_t q_open(struct sdp_eth_port *port, uint16_t qi)
 		return errno_status(-err);
 	}
 	/* RX chunks 0 .. frames-1 to the fill ring; TX chunks frames .. 2*frames-1 free */
+	q->rx_stash = malloc(sizeof(*q->rx_stash) * frames);
+	if (q->rx_stash == NULL) {
+		sdp_error("afxdp device %s: out of memory for queue %u", port->conf->name, qi);
+		return DOCA_ERROR_NO_MEMORY;
+	}
 	for (uint32_t c = 0; c < frames; c += 256) {
 		uint32_t n = frames - c < 256 ? frames - c : 256;
 
