@@ -14,10 +14,10 @@
  *       a gen device flat out into a receive queue (sequence numbers checked: no gap, no
  *       duplicate). Peer: the gen provider's own rx_burst through its port ops, one thread,
  *       32 frames a call (the backend alone, what the engine thread calls).
- *   eth_cpu afpacket -i iface [-s size] [-t secs] [-n tasks] [-f frames]
- *       an afpacket device on iface into a receive queue; the traffic comes from outside
- *       (bench/eth_cpu.sh: eth_blast in another namespace); the peer (afpacket_peer) runs
- *       in another invocation with the same sender.
+ *   eth_cpu afpacket|afxdp -i iface [-s size] [-t secs] [-n tasks] [-f frames]
+ *       an afpacket (or afxdp) device on iface into a receive queue; the traffic comes from
+ *       outside (bench/eth_cpu.sh: eth_blast in another namespace); the peer (afpacket_peer,
+ *       afxdp_peer) runs in another invocation with the same sender.
  *   -x leaves the peer out (to profile softdpu alone); -w spins: see below.
  *
  * Each measurement warms up for 0.3 s, then counts for secs seconds (default 2). While it
@@ -887,23 +887,33 @@ static void afpacket_edge(int end)
 	g_afp_t[end] = now_s();
 }
 
-static void case_afpacket(void)
+/* A device on a Linux interface (afpacket or afxdp: kind) into a receive queue. */
+static void case_iface(const char *kind)
 {
 	char decls[256], name[32];
+	uint32_t frames = g_opt.frames;
 
 	if (g_opt.iface == NULL) {
-		fprintf(stderr, "eth_cpu: afpacket needs -i iface\n");
+		fprintf(stderr, "eth_cpu: %s needs -i iface\n", kind);
 		exit(2);
 	}
-	snprintf(name, sizeof(name), "bap%d", (int)getpid());
-	snprintf(decls, sizeof(decls), "afpacket:iface=%s,name=%s,frames=%u", g_opt.iface, name,
-		 g_opt.frames);
+	if (strcmp(kind, "afxdp") == 0) {
+		/* AF_XDP rings are powers of two, 32768 at most */
+		uint32_t p = 64;
+
+		while (p < frames && p < 32768)
+			p <<= 1;
+		frames = p;
+	}
+	snprintf(name, sizeof(name), "b%s%d", kind, (int)getpid());
+	snprintf(decls, sizeof(decls), "%s:iface=%s,name=%s,frames=%u", kind, g_opt.iface, name,
+		 frames);
 	devices_load(decls);
 	g_afp_dev = dev_open(name);
 	mem_init(g_opt.tasks, &g_afp_dev, 1);
 	pe_init();
 	rx_start(g_afp_dev, 0);
-	printf("case=afpacket\nsize=%u\n", g_opt.size);
+	printf("case=%s\nsize=%u\n", kind, g_opt.size);
 	rx_window(afpacket_edge);
 	printf("offered_pps=%.0f\n",
 	       (double)(g_afp_offered[1] - g_afp_offered[0]) / (g_afp_t[1] - g_afp_t[0]));
@@ -918,7 +928,7 @@ static void case_afpacket(void)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: eth_cpu loop|gen|afpacket [-s size] [-t secs] [-n tasks] "
+	fprintf(stderr, "usage: eth_cpu loop|gen|afpacket|afxdp [-s size] [-t secs] [-n tasks] "
 			"[-i iface] [-f frames] [-w spins] [-x]\n");
 	exit(2);
 }
@@ -969,8 +979,8 @@ int main(int argc, char **argv)
 		case_loop();
 	else if (strcmp(g_opt.mode, "gen") == 0)
 		case_gen();
-	else if (strcmp(g_opt.mode, "afpacket") == 0)
-		case_afpacket();
+	else if (strcmp(g_opt.mode, "afpacket") == 0 || strcmp(g_opt.mode, "afxdp") == 0)
+		case_iface(g_opt.mode);
 	else
 		usage();
 	if (g_list != NULL)
