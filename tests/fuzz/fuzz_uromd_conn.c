@@ -425,18 +425,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	 */
 	{
 		struct pollfd lp = {.fd = fz_d.listen_fd, .events = POLLIN};
+		int waited, r = 0;
 
-		for (int waited = 0; waited < 10000; waited++) {
-			int r = poll(&lp, 1, 1);
-
-			if (r > 0 || (r < 0 && errno != EINTR))
+		/* accept again while nothing came: an interrupted accept loses nothing */
+		for (waited = 0; waited < 10000 && fz_find_conn() == NULL; waited++) {
+			r = poll(&lp, 1, 1);
+			if (r < 0 && errno != EINTR)
 				break;
+			if (r > 0)
+				uromd_conn_accept(&fz_d);
+		}
+		conn = fz_find_conn();
+		if (conn == NULL || conn->next != NULL || fz_d.num_preauth != 1) {
+			fprintf(stderr,
+				"fuzz_uromd_conn: after %d ms: listener readable %d, %zu "
+				"connections, %zu before authentication, accepting paused %d\n",
+				waited, r, fz_d.num_conns, fz_d.num_preauth,
+				fz_d.listen_resume_ms != 0);
+			fz_die("the connection was not accepted");
 		}
 	}
-	uromd_conn_accept(&fz_d);
-	conn = fz_find_conn();
-	if (conn == NULL || conn->next != NULL || fz_d.num_preauth != 1)
-		fz_die("the connection was not accepted");
 	if (mode >= 1)
 		fz_handshake(&h, conn, mode);
 
