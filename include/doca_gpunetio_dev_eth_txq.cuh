@@ -46,6 +46,7 @@
 #include <cuda.h>
 #include <cuda/atomic>
 
+#include "doca_gpunetio_dev_buf.cuh"
 #include "doca_gpunetio_dev_eth_common.cuh"
 #include "doca_gpunetio_eth_def.h"
 
@@ -615,6 +616,53 @@ __device__ static inline void doca_gpu_dev_eth_txq_ring_db(struct doca_gpu_eth_t
 {
 	(void)txq;
 	(void)prod_index;
+}
+
+/* ---- DOCA 2.x send names ------------------------------------------------------------------ */
+
+/*
+ * DOCA 2.x sent with a strong enqueue per thread, then one thread's commit and push (the GPU
+ * packet processing application still names the first in a message). Here each enqueue is a
+ * whole send of the 3.x path (reserve, fill, publish in order; GPU sharing mode, any number of
+ * threads at once, order between threads unspecified, as in 2.x), so commit_strong and push have
+ * nothing left to do and return DOCA_SUCCESS. The buffer is an element of a GPU buffer array
+ * (doca_gpunetio_dev_buf.cuh). DOCA_ERROR_INVALID_VALUE for a NULL queue or buffer or a zero
+ * length, DOCA_ERROR_AGAIN when the packet was not sent (no room within the bound, stopped
+ * queue).
+ */
+enum doca_gpu_send_flags {
+	DOCA_GPU_SEND_FLAG_NONE = 0,
+	DOCA_GPU_SEND_FLAG_NOTIFY = 1 << 0, /* a completion when sent */
+};
+
+__device__ static inline doca_error_t
+doca_gpu_dev_eth_txq_send_enqueue_strong(struct doca_gpu_eth_txq *txq,
+					 const struct doca_gpu_buf *buf, const uint32_t nbytes,
+					 const uint32_t flags_bitmask)
+{
+	doca_gpu_dev_eth_ticket_t ticket = ~0ull;
+
+	if (txq == NULL || buf == NULL || nbytes == 0)
+		return DOCA_ERROR_INVALID_VALUE;
+	doca_gpu_dev_eth_txq_send<
+		DOCA_GPUNETIO_ETH_RESOURCE_SHARING_MODE_GPU, DOCA_GPUNETIO_ETH_SYNC_SCOPE_GPU,
+		DOCA_GPUNETIO_ETH_NIC_HANDLER_AUTO, DOCA_GPUNETIO_ETH_EXEC_SCOPE_THREAD>(
+		txq, (uint64_t)buf->addr, 0, nbytes,
+		(flags_bitmask & DOCA_GPU_SEND_FLAG_NOTIFY) ? DOCA_GPUNETIO_ETH_SEND_FLAG_NOTIFY :
+							      DOCA_GPUNETIO_ETH_SEND_FLAG_NONE,
+		&ticket);
+	return ticket == ~0ull ? DOCA_ERROR_AGAIN : DOCA_SUCCESS;
+}
+
+__device__ static inline doca_error_t
+doca_gpu_dev_eth_txq_commit_strong(struct doca_gpu_eth_txq *txq)
+{
+	return txq == NULL ? DOCA_ERROR_INVALID_VALUE : DOCA_SUCCESS;
+}
+
+__device__ static inline doca_error_t doca_gpu_dev_eth_txq_push(struct doca_gpu_eth_txq *txq)
+{
+	return txq == NULL ? DOCA_ERROR_INVALID_VALUE : DOCA_SUCCESS;
 }
 
 #endif /* DOCA_GPUNETIO_DEV_ETH_TXQ_CUH_ */

@@ -52,7 +52,7 @@
 #define TX_THREADS 64u
 #define TX_ITERS 50u
 #define TX_PER_RUN (TX_BLOCKS * TX_THREADS * TX_ITERS)
-#define TX_RUNS 3u
+#define TX_RUNS 4u /* thread, warp, block scope; DOCA 2.x strong enqueue */
 #define TX_FRAME 64u
 #define LL_THREADS 32u
 #define LL_ROUNDS 20u
@@ -361,6 +361,56 @@ __global__ void tx_send(struct doca_gpu_eth_txq *txq, uint64_t frames_dev, struc
 			atomicAdd(&res->completions, done);
 		}
 		__syncthreads();
+	}
+}
+
+/*
+ * The same packets through DOCA 2.x's names: every thread a strong enqueue of a buffer (an
+ * element as doca_gpu_dev_buf_get_buf hands out), thread 0 commit_strong and push; then the
+ * refusals (NULL buffer, zero length, NULL queue).
+ */
+__global__ void tx_send_v2(struct doca_gpu_eth_txq *txq, uint64_t frames_dev, struct tx_result *res)
+{
+	for (uint32_t it = 0; it < TX_ITERS; it++) {
+		uint32_t id = it * TX_BLOCKS * TX_THREADS + blockIdx.x * TX_THREADS + threadIdx.x;
+		struct doca_gpu_buf buf = {frames_dev + (uint64_t)id * TX_FRAME, 0x1234, 0};
+		uint32_t fl = threadIdx.x == TX_THREADS - 1 ? DOCA_GPU_SEND_FLAG_NOTIFY :
+							      DOCA_GPU_SEND_FLAG_NONE;
+		uint32_t done = 0;
+
+		if (doca_gpu_dev_eth_txq_send_enqueue_strong(txq, &buf, TX_FRAME - (id % 4u), fl) !=
+		    DOCA_SUCCESS)
+			atomicAdd(&res->bad_ticket, 1u);
+		res->tickets[id] = ~0ull; /* 2.x gives no position: check_tx_run learns it */
+		__syncthreads();
+		if (threadIdx.x == 0) {
+			doca_error_t st;
+
+			if (doca_gpu_dev_eth_txq_commit_strong(txq) != DOCA_SUCCESS ||
+			    doca_gpu_dev_eth_txq_push(txq) != DOCA_SUCCESS)
+				atomicAdd(&res->bad_status, 1u);
+			st = doca_gpu_dev_eth_txq_poll_completion<DOCA_GPUNETIO_ETH_CQ_POLL_LAST>(
+				txq, 1, DOCA_GPUNETIO_ETH_WAIT_FLAG_B, &done);
+			if (st == DOCA_ERROR_UNEXPECTED)
+				atomicAdd(&res->unexpected, 1u);
+			else if (st != DOCA_SUCCESS)
+				atomicAdd(&res->bad_status, 1u);
+			atomicAdd(&res->completions, done);
+		}
+		__syncthreads();
+	}
+	if (blockIdx.x == 0 && threadIdx.x == 0) {
+		struct doca_gpu_buf buf = {frames_dev, 0, 0};
+
+		if (doca_gpu_dev_eth_txq_send_enqueue_strong(txq, nullptr, 64, 0) !=
+			    DOCA_ERROR_INVALID_VALUE ||
+		    doca_gpu_dev_eth_txq_send_enqueue_strong(txq, &buf, 0, 0) !=
+			    DOCA_ERROR_INVALID_VALUE ||
+		    doca_gpu_dev_eth_txq_send_enqueue_strong(nullptr, &buf, 64, 0) !=
+			    DOCA_ERROR_INVALID_VALUE ||
+		    doca_gpu_dev_eth_txq_commit_strong(nullptr) != DOCA_ERROR_INVALID_VALUE ||
+		    doca_gpu_dev_eth_txq_push(nullptr) != DOCA_ERROR_INVALID_VALUE)
+			atomicAdd(&res->bad_status, 1u);
 	}
 }
 
@@ -750,8 +800,8 @@ static void check_tx_run(struct tx_engine *e, struct tx_result *res, uint32_t ru
 			SDP_RING_TXD_F_L3_CSUM |
 			(id % TX_THREADS == TX_THREADS - 1 ? SDP_RING_TXD_F_NOTIFY : 0);
 
-		if (s.count != 1 || s.pos != res->tickets[id] || s.len != TX_FRAME - (id % 4u) ||
-		    s.flags != want_flags || s.send_ts != 0) {
+		if (s.count != 1 || (res->tickets[id] != ~0ull && s.pos != res->tickets[id]) ||
+		    s.len != TX_FRAME - (id % 4u) || s.flags != want_flags || s.send_ts != 0) {
 			if (bad++ < 5)
 				std::fprintf(
 					stderr,
@@ -816,6 +866,14 @@ static void test_tx(void)
 	tx_run<DOCA_GPUNETIO_ETH_EXEC_SCOPE_THREAD>(&s, &en.tx[0], res, res_dev, 0, "thread");
 	tx_run<DOCA_GPUNETIO_ETH_EXEC_SCOPE_WARP>(&s, &en.tx[0], res, res_dev, 1, "warp");
 	tx_run<DOCA_GPUNETIO_ETH_EXEC_SCOPE_BLOCK>(&s, &en.tx[0], res, res_dev, 2, "block");
+	/* DOCA 2.x: strong enqueue, commit_strong, push */
+	std::memset(res, 0, sizeof(*res));
+	tx_send_v2<<<TX_BLOCKS, TX_THREADS>>>((struct doca_gpu_eth_txq *)(uintptr_t)s.h_dev,
+					      frames_dev + (uint64_t)3 * TX_PER_RUN * TX_FRAME,
+					      (struct tx_result *)res_dev);
+	CHECK_CUDA(cudaGetLastError());
+	CHECK_CUDA(cudaDeviceSynchronize());
+	check_tx_run(&en.tx[0], res, 3, "2.x strong enqueue");
 
 	/* wait_send + calculate_timestamp, NB polls */
 	std::memset(res, 0, sizeof(*res));
