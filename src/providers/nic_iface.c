@@ -22,7 +22,7 @@ SDP_LOG_COMPONENT("nic");
 
 #define IFACE_VLAN_HLEN 4
 
-static doca_error_t iface_errno_status(int err)
+doca_error_t sdp_nic_errno_status(int err)
 {
 	switch (err) {
 	case EPERM:
@@ -35,6 +35,14 @@ static doca_error_t iface_errno_status(int err)
 	case ENXIO:
 	case ENOENT:
 		return DOCA_ERROR_NOT_FOUND;
+	case EBUSY:
+	case EEXIST:
+		return DOCA_ERROR_IN_USE;
+	case EINVAL:
+	case EOPNOTSUPP:
+	case EAFNOSUPPORT:
+	case EPROTONOSUPPORT:
+		return DOCA_ERROR_NOT_SUPPORTED;
 	default:
 		return DOCA_ERROR_OPERATING_SYSTEM;
 	}
@@ -157,7 +165,7 @@ doca_error_t sdp_nic_iface_read(const char *provider, const char *name, const ch
 		int err = errno;
 
 		sdp_error("%s device %s: socket for interface ioctls: %m", provider, name);
-		return iface_errno_status(err);
+		return sdp_nic_errno_status(err);
 	}
 	memset(&ifr, 0, sizeof(ifr));
 	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", iface);
@@ -165,7 +173,7 @@ doca_error_t sdp_nic_iface_read(const char *provider, const char *name, const ch
 		int err = errno;
 
 		sdp_error("%s device %s: SIOCGIFHWADDR on %s: %m", provider, name, iface);
-		status = iface_errno_status(err);
+		status = sdp_nic_errno_status(err);
 		goto out;
 	}
 	memcpy(info->mac, ifr.ifr_hwaddr.sa_data, sizeof(info->mac));
@@ -173,7 +181,7 @@ doca_error_t sdp_nic_iface_read(const char *provider, const char *name, const ch
 		int err = errno;
 
 		sdp_error("%s device %s: SIOCGIFMTU on %s: %m", provider, name, iface);
-		status = iface_errno_status(err);
+		status = sdp_nic_errno_status(err);
 		goto out;
 	}
 	info->mtu = (uint32_t)ifr.ifr_mtu;

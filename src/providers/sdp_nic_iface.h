@@ -11,6 +11,13 @@
 #include "doca_error.h"
 #include "sdp_provider.h"
 
+/*
+ * The doca_error_t of an errno from a socket, ioctl or bpf call: EPERM/EACCES NOT_PERMITTED,
+ * ENOMEM/ENOBUFS NO_MEMORY, ENODEV/ENXIO/ENOENT NOT_FOUND, EBUSY/EEXIST IN_USE,
+ * EINVAL/EOPNOTSUPP/EAFNOSUPPORT/EPROTONOSUPPORT NOT_SUPPORTED, else OPERATING_SYSTEM.
+ */
+doca_error_t sdp_nic_errno_status(int err);
+
 /* 1 when iface (the value of iface=, maybe NULL) is a Linux interface name; else logs, 0. */
 int sdp_nic_iface_name_ok(const struct sdp_dev_decl *decl, const char *provider, const char *iface);
 

@@ -135,28 +135,6 @@ struct sdp_eth_port {
 	int stats_warned; /* a PACKET_STATISTICS read failed: reported once */
 };
 
-static doca_error_t errno_status(int err)
-{
-	switch (err) {
-	case EPERM:
-	case EACCES:
-		return DOCA_ERROR_NOT_PERMITTED;
-	case ENOMEM:
-	case ENOBUFS:
-		return DOCA_ERROR_NO_MEMORY;
-	case ENODEV:
-	case ENXIO:
-	case ENOENT:
-		return DOCA_ERROR_NOT_FOUND;
-	case EINVAL:
-		return DOCA_ERROR_NOT_SUPPORTED;
-	default:
-		return DOCA_ERROR_OPERATING_SYSTEM;
-	}
-}
-
-/* ---- interface facts ------------------------------------------------------------------------- */
-
 /* ---- declarations ---------------------------------------------------------------------------- */
 
 /* Read decl into conf; logs and returns INVALID_VALUE when it is wrong. */
@@ -403,7 +381,7 @@ static doca_error_t packet_socket(const struct afp_conf *conf, int *fd_p)
 				  conf->name);
 		else
 			sdp_error("afpacket device %s: AF_PACKET socket: %m", conf->name);
-		return errno_status(err);
+		return sdp_nic_errno_status(err);
 	}
 	*fd_p = fd;
 	return DOCA_SUCCESS;
@@ -416,7 +394,7 @@ static doca_error_t set_opt(const struct afp_conf *conf, int fd, int opt, const 
 		int err = errno;
 
 		sdp_error("afpacket device %s: setsockopt %s: %m", conf->name, opt_name);
-		return errno_status(err);
+		return sdp_nic_errno_status(err);
 	}
 	return DOCA_SUCCESS;
 }
@@ -464,7 +442,7 @@ static doca_error_t rxq_open(struct sdp_eth_port *port, uint16_t q, uint32_t fra
 		sdp_error("afpacket device %s: failed to map an RX ring of %zu bytes: %m",
 			  conf->name, rxq->ring_len);
 		rxq->ring = NULL;
-		status = errno_status(err);
+		status = sdp_nic_errno_status(err);
 		goto err_close;
 	}
 	status = set_opt(conf, rxq->fd, PACKET_IGNORE_OUTGOING, "PACKET_IGNORE_OUTGOING", &one,
@@ -481,7 +459,7 @@ static doca_error_t rxq_open(struct sdp_eth_port *port, uint16_t q, uint32_t fra
 
 		sdp_error("afpacket device %s: failed to bind RX queue %u to %s: %m", conf->name, q,
 			  conf->iface);
-		status = errno_status(err);
+		status = sdp_nic_errno_status(err);
 		goto err_close;
 	}
 
@@ -506,7 +484,7 @@ static doca_error_t rxq_open(struct sdp_eth_port *port, uint16_t q, uint32_t fra
 
 				sdp_error("afpacket device %s: getsockopt PACKET_FANOUT: %m",
 					  conf->name);
-				status = errno_status(err);
+				status = sdp_nic_errno_status(err);
 				goto err_close;
 			}
 			*fanout_id_p = (arg & 0xffff) | 0x10000; /* nonzero even for id 0 */
@@ -754,7 +732,7 @@ static doca_error_t txq_open(struct sdp_eth_port *port, uint16_t q, uint32_t fra
 
 		if (err != EINVAL) {
 			sdp_error("afpacket device %s: TPACKET_V3 TX ring: %m", conf->name);
-			status = errno_status(err);
+			status = sdp_nic_errno_status(err);
 			goto err_close;
 		}
 		/* kernels before 4.11 have no V3 TX ring: V2's frame ring is the same thing */
@@ -763,7 +741,7 @@ static doca_error_t txq_open(struct sdp_eth_port *port, uint16_t q, uint32_t fra
 		if (txq_try_ring(txq, TPACKET_V2, frames, mtu) != 0) {
 			err = errno;
 			sdp_error("afpacket device %s: TPACKET_V2 TX ring: %m", conf->name);
-			status = errno_status(err);
+			status = sdp_nic_errno_status(err);
 			goto err_close;
 		}
 	}
@@ -776,7 +754,7 @@ static doca_error_t txq_open(struct sdp_eth_port *port, uint16_t q, uint32_t fra
 		sdp_error("afpacket device %s: failed to map a TX ring of %zu bytes: %m",
 			  conf->name, txq->ring_len);
 		txq->ring = NULL;
-		status = errno_status(err);
+		status = sdp_nic_errno_status(err);
 		goto err_close;
 	}
 	memset(&sll, 0, sizeof(sll));
@@ -788,7 +766,7 @@ static doca_error_t txq_open(struct sdp_eth_port *port, uint16_t q, uint32_t fra
 
 		sdp_error("afpacket device %s: failed to bind TX queue %u to %s: %m", conf->name, q,
 			  conf->iface);
-		status = errno_status(err);
+		status = sdp_nic_errno_status(err);
 		goto err_close;
 	}
 
@@ -798,7 +776,7 @@ static doca_error_t txq_open(struct sdp_eth_port *port, uint16_t q, uint32_t fra
 		int err = errno;
 
 		sdp_error("afpacket device %s: failed to create the TX wait fds: %m", conf->name);
-		status = errno_status(err);
+		status = sdp_nic_errno_status(err);
 		goto err_close;
 	}
 	memset(&ev, 0, sizeof(ev));
@@ -889,7 +867,7 @@ static doca_error_t afp_port_open(void *dev_priv, const struct sdp_eth_port_cfg 
 		int err = errno;
 
 		sdp_error("afpacket device %s: interface %s: %m", conf->name, conf->iface);
-		status = err == ENODEV ? DOCA_ERROR_NOT_FOUND : errno_status(err);
+		status = err == ENODEV ? DOCA_ERROR_NOT_FOUND : sdp_nic_errno_status(err);
 		goto err_free_port;
 	}
 	memset(&info, 0, sizeof(info));

@@ -523,32 +523,6 @@ static void afx_stats(struct sdp_eth_port *port, struct sdp_eth_port_stats *stat
 
 /* ---- ports ----------------------------------------------------------------------------------- */
 
-static doca_error_t errno_status(int err)
-{
-	switch (err) {
-	case EPERM:
-	case EACCES:
-		return DOCA_ERROR_NOT_PERMITTED;
-	case ENOMEM:
-	case ENOBUFS:
-		return DOCA_ERROR_NO_MEMORY;
-	case ENODEV:
-	case ENXIO:
-	case ENOENT:
-		return DOCA_ERROR_NOT_FOUND;
-	case EBUSY:
-	case EEXIST:
-		return DOCA_ERROR_IN_USE;
-	case EOPNOTSUPP:
-	case EINVAL:
-	case EAFNOSUPPORT:
-	case EPROTONOSUPPORT:
-		return DOCA_ERROR_NOT_SUPPORTED;
-	default:
-		return DOCA_ERROR_OPERATING_SYSTEM;
-	}
-}
-
 static int afx_link_up(struct sdp_eth_port *port)
 {
 	if (port == NULL)
@@ -647,7 +621,7 @@ static doca_error_t prog_load(struct sdp_eth_port *port)
 			  err == EPERM ? " (needs CAP_BPF or CAP_SYS_ADMIN, and CAP_NET_ADMIN; "
 					 "and a memlock limit high enough for its maps)" :
 					 "");
-		return errno_status(err);
+		return sdp_nic_errno_status(err);
 	}
 	prog = bpf_object__find_program_by_name(port->obj, "sdp_afxdp_steer");
 	port->prog_fd = prog != NULL ? bpf_program__fd(prog) : -1;
@@ -678,7 +652,7 @@ static doca_error_t prog_attach(struct sdp_eth_port *port)
 		err = errno;
 		sdp_error("afxdp device %s: initialising the XDP program's maps: %m",
 			  port->conf->name);
-		return errno_status(err);
+		return sdp_nic_errno_status(err);
 	}
 	for (int i = 0; i < 2; i++) {
 		uint32_t flags = modes[i] | XDP_FLAGS_UPDATE_IF_NOEXIST;
@@ -704,7 +678,7 @@ static doca_error_t prog_attach(struct sdp_eth_port *port)
 		sdp_error("afxdp device %s: attaching the XDP program to %s failed: %s%s",
 			  port->conf->name, port->conf->iface, strerror(err),
 			  err == EPERM ? " (needs CAP_NET_ADMIN)" : "");
-		return errno_status(err);
+		return sdp_nic_errno_status(err);
 	}
 	memset(&info, 0, sizeof(info));
 	if (bpf_obj_get_info_by_fd(port->prog_fd, &info, &len) == 0)
@@ -778,7 +752,7 @@ static doca_error_t q_open(struct sdp_eth_port *port, uint16_t qi)
 				  " (needs CAP_NET_ADMIN, or a higher RLIMIT_MEMLOCK)" :
 			  -err == EAFNOSUPPORT ? " (the kernel has no AF_XDP)" :
 						 "");
-		return errno_status(-err);
+		return sdp_nic_errno_status(-err);
 	}
 	/* zero copy where asked or possible; copy mode otherwise (or when zerocopy=off) */
 	for (zc_try = port->conf->zc == AFX_ZC_OFF ? 0 : 1; zc_try >= 0; zc_try--) {
@@ -797,7 +771,7 @@ static doca_error_t q_open(struct sdp_eth_port *port, uint16_t qi)
 			  port->conf->iface, qi,
 			  sc.bind_flags & XDP_ZEROCOPY ? " (zero copy, zerocopy=on)" : "",
 			  strerror(-err));
-		return errno_status(-err);
+		return sdp_nic_errno_status(-err);
 	}
 	if (qi == 0)
 		port->zerocopy = (sc.bind_flags & XDP_ZEROCOPY) != 0;
@@ -806,7 +780,7 @@ static doca_error_t q_open(struct sdp_eth_port *port, uint16_t qi)
 	if (err != 0) {
 		sdp_error("afxdp device %s: XSKMAP entry of queue %u: %s", port->conf->name, qi,
 			  strerror(-err));
-		return errno_status(-err);
+		return sdp_nic_errno_status(-err);
 	}
 	/* RX chunks 0 .. frames-1 to the fill ring; TX chunks frames .. 2*frames-1 free */
 	q->rx_stash = malloc(sizeof(*q->rx_stash) * frames);
@@ -833,18 +807,18 @@ static doca_error_t q_open(struct sdp_eth_port *port, uint16_t qi)
 	if (q->timer_fd < 0 || q->epfd < 0) {
 		err = errno;
 		sdp_error("afxdp device %s: queue %u: timerfd/epoll: %m", port->conf->name, qi);
-		return errno_status(err);
+		return sdp_nic_errno_status(err);
 	}
 	if (epoll_ctl(q->epfd, EPOLL_CTL_ADD, q->timer_fd, &ev) != 0) {
 		err = errno;
 		sdp_error("afxdp device %s: queue %u: epoll_ctl: %m", port->conf->name, qi);
-		return errno_status(err);
+		return sdp_nic_errno_status(err);
 	}
 	ev.events = EPOLLOUT;
 	if (epoll_ctl(q->epfd, EPOLL_CTL_ADD, q->fd, &ev) != 0) {
 		err = errno;
 		sdp_error("afxdp device %s: queue %u: epoll_ctl: %m", port->conf->name, qi);
-		return errno_status(err);
+		return sdp_nic_errno_status(err);
 	}
 	return DOCA_SUCCESS;
 }
@@ -886,7 +860,7 @@ static doca_error_t afx_port_open(void *dev_priv, const struct sdp_eth_port_cfg 
 
 		sdp_error("afxdp device %s: interface %s: %m", conf->name, conf->iface);
 		free(port);
-		return err == ENODEV ? DOCA_ERROR_NOT_FOUND : errno_status(err);
+		return err == ENODEV ? DOCA_ERROR_NOT_FOUND : sdp_nic_errno_status(err);
 	}
 	memset(&info, 0, sizeof(info));
 	status = sdp_nic_iface_read("afxdp", conf->name, conf->iface, &info);
