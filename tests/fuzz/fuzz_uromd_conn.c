@@ -404,9 +404,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			fz_die("socket");
 		if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
 			break;
-		/* (EINTR: libFuzzer's own timer signals) */
-		if ((errno != EADDRNOTAVAIL && errno != EAGAIN && errno != EINTR) ||
-		    tries == 1000) {
+		/*
+		 * EINTR (libFuzzer's own timer signals): the connection goes on in the kernel, so
+		 * a new socket would leave this one in the listener's queue for the next input;
+		 * wait for it instead (POSIX), bounded.
+		 */
+		if (errno == EINTR) {
+			struct pollfd cp = {.fd = fd, .events = POLLOUT};
+			int soerr = 0, r = 0;
+			socklen_t sl = sizeof(soerr);
+
+			for (int w = 0; w < 10000 && r <= 0; w++)
+				r = poll(&cp, 1, 1);
+			if (r > 0 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) == 0 &&
+			    soerr == 0)
+				break;
+			errno = soerr != 0 ? soerr : ETIMEDOUT;
+		}
+		if ((errno != EADDRNOTAVAIL && errno != EAGAIN) || tries == 1000) {
 			fprintf(stderr, "fuzz_uromd_conn: connect: %s\n", strerror(errno));
 			fz_die("cannot connect to the listener");
 		}
