@@ -7,8 +7,11 @@
  *
  *   gpp_icmp_echo(host, in, len, out, cap)   an ICMP echo request to host -> the echo reply
  *   gpp_udp_query(host, in, len)             a DNS-like query to host's UDP port -> 1
- *   gpp_http(host, pages, n, in, len, out, cap)
- *                                            a minimal, stateless HTTP/1.1 server over TCP:
+ *   gpp_http(host, pages, n, in, len, l4_ok, out, cap)
+ *                                            a minimal, stateless HTTP/1.1 server over TCP
+ *                                            (l4_ok: 1 the NIC verified the TCP checksum, as
+ *                                            it does for a sender that left it to offload;
+ *                                            0 the NIC found it wrong; -1 verify it here):
  *       SYN to host's HTTP port          -> SYN-ACK (initial sequence number from a keyed hash
  *                                           of the connection, so no state is kept);
  *       a segment carrying a whole GET   -> one segment with the whole response and FIN
@@ -330,8 +333,8 @@ GPP_FN uint32_t gpp_http_response(const struct gpp_page *pages, uint32_t nb_page
 }
 
 GPP_FN uint32_t gpp_http(const struct gpp_host *host, const struct gpp_page *pages,
-			 uint32_t nb_pages, const uint8_t *in, uint32_t len, uint8_t *out,
-			 uint32_t cap)
+			 uint32_t nb_pages, const uint8_t *in, uint32_t len, int l4_ok,
+			 uint8_t *out, uint32_t cap)
 {
 	struct gpp_ip4 p;
 	const uint8_t *ip, *tcp;
@@ -346,9 +349,10 @@ GPP_FN uint32_t gpp_http(const struct gpp_host *host, const struct gpp_page *pag
 	tcp = in + p.l4_off;
 	thl = (uint32_t)(tcp[SDP_PKT_TCP_DATA_OFF] >> 4) * 4;
 	if (thl < SDP_PKT_TCP_HLEN || thl > p.l4_len ||
-	    sdp_pkt_get16(tcp + SDP_PKT_TCP_DPORT) != host->http_port ||
-	    !sdp_pkt_l4_csum_ok(tcp, p.l4_len,
-				sdp_pkt_pseudo_sum(ip, 4, SDP_PKT_PROTO_TCP, p.l4_len)))
+	    sdp_pkt_get16(tcp + SDP_PKT_TCP_DPORT) != host->http_port || l4_ok == 0 ||
+	    (l4_ok < 0 &&
+	     !sdp_pkt_l4_csum_ok(tcp, p.l4_len,
+				 sdp_pkt_pseudo_sum(ip, 4, SDP_PKT_PROTO_TCP, p.l4_len))))
 		return 0;
 	flags = tcp[SDP_PKT_TCP_FLAGS];
 	plen = p.l4_len - thl;

@@ -71,7 +71,7 @@ __global__ void answer(const struct req *reqs, struct rep *reps, struct gpp_host
 	else if (reqs[i].kind == 1)
 		reps[i].len = (uint32_t)gpp_udp_query(&h, reqs[i].f, reqs[i].len);
 	else
-		reps[i].len = gpp_http(&h, pages, 1, reqs[i].f, reqs[i].len, reps[i].f, CAP);
+		reps[i].len = gpp_http(&h, pages, 1, reqs[i].f, reqs[i].len, -1, reps[i].f, CAP);
 }
 
 int main(void)
@@ -111,7 +111,7 @@ int main(void)
 	}
 	/* an HTTP connection: SYN, then (with the ISN the CPU answers) GET, 404, FIN; junk */
 	reqs[2].len = tcp(reqs[2].f, 500, 0, GPP_TCP_SYN, nullptr);
-	host_rep.len = gpp_http(&host_id, pages, 1, reqs[2].f, reqs[2].len, host_rep.f, CAP);
+	host_rep.len = gpp_http(&host_id, pages, 1, reqs[2].f, reqs[2].len, -1, host_rep.f, CAP);
 	isn = sdp_pkt_get32(host_rep.f + 38);
 	reqs[3].len = tcp(reqs[3].f, 501, isn + 1, GPP_TCP_ACK | GPP_TCP_PSH,
 			  "GET /index.html HTTP/1.1\r\nHost: g\r\n\r\n");
@@ -138,7 +138,7 @@ int main(void)
 		else if (reqs[i].kind == 1)
 			host_rep.len = (uint32_t)gpp_udp_query(&host_id, reqs[i].f, reqs[i].len);
 		else
-			host_rep.len = gpp_http(&host_id, pages, 1, reqs[i].f, reqs[i].len,
+			host_rep.len = gpp_http(&host_id, pages, 1, reqs[i].f, reqs[i].len, -1,
 						host_rep.f, CAP);
 		if (reps[i].len != host_rep.len ||
 		    (reqs[i].kind != 1 && std::memcmp(reps[i].f, host_rep.f, host_rep.len) != 0))

@@ -113,7 +113,8 @@ static void check_truncations(const uint8_t *f, uint32_t len, int kind)
 		else if (kind == 1)
 			replies += (uint32_t)gpp_udp_query(&g_host, copy, n);
 		else
-			replies += gpp_http(&g_host, g_pages, 2, copy, n, out, sizeof(out)) != 0;
+			replies +=
+				gpp_http(&g_host, g_pages, 2, copy, n, -1, out, sizeof(out)) != 0;
 		free(copy);
 	}
 	T_EQ_INT(replies, 0);
@@ -220,7 +221,7 @@ static void test_http(void)
 
 	/* SYN -> SYN-ACK */
 	len = tcp_segment(f, 40000, 1000, 0, GPP_TCP_SYN, NULL);
-	n = gpp_http(&g_host, g_pages, 2, f, len, out, sizeof(out));
+	n = gpp_http(&g_host, g_pages, 2, f, len, -1, out, sizeof(out));
 	T_EQ_INT(n, 54);
 	check_reply_ip(out, n, 14, SDP_PKT_PROTO_TCP);
 	v = tcp_of(out, n);
@@ -229,14 +230,14 @@ static void test_http(void)
 	isn = v.seq;
 	check_truncations(f, len, 2);
 	/* a retransmitted SYN gets the same answer (no state) */
-	T_EQ_INT(gpp_http(&g_host, g_pages, 2, f, len, out, sizeof(out)), 54);
+	T_EQ_INT(gpp_http(&g_host, g_pages, 2, f, len, -1, out, sizeof(out)), 54);
 	T_EQ_INT(tcp_of(out, 54).seq, isn);
 	/* the handshake's ACK: nothing */
 	len = tcp_segment(f, 40000, 1001, isn + 1, GPP_TCP_ACK, NULL);
-	T_EQ_INT(gpp_http(&g_host, g_pages, 2, f, len, out, sizeof(out)), 0);
+	T_EQ_INT(gpp_http(&g_host, g_pages, 2, f, len, -1, out, sizeof(out)), 0);
 	/* the request -> the whole response with FIN */
 	len = tcp_segment(f, 40000, 1001, isn + 1, GPP_TCP_ACK | GPP_TCP_PSH, get);
-	n = gpp_http(&g_host, g_pages, 2, f, len, out, sizeof(out));
+	n = gpp_http(&g_host, g_pages, 2, f, len, -1, out, sizeof(out));
 	T_TRUE(n > 54);
 	check_reply_ip(out, n, 14, SDP_PKT_PROTO_TCP);
 	v = tcp_of(out, n);
@@ -253,7 +254,7 @@ static void test_http(void)
 	/* the client's FIN (after our FIN was acknowledged) -> its ACK */
 	len = tcp_segment(f, 40000, 1001 + (uint32_t)strlen(get), isn + 2 + v.dlen,
 			  GPP_TCP_ACK | GPP_TCP_FIN, NULL);
-	n = gpp_http(&g_host, g_pages, 2, f, len, out, sizeof(out));
+	n = gpp_http(&g_host, g_pages, 2, f, len, -1, out, sizeof(out));
 	T_EQ_INT(n, 54);
 	v = tcp_of(out, n);
 	T_EQ_INT(v.flags, GPP_TCP_ACK);
@@ -261,28 +262,36 @@ static void test_http(void)
 	/* 404, 501, 400 */
 	len = tcp_segment(f, 40000, 1001, isn + 1, GPP_TCP_ACK,
 			  "GET /nope HTTP/1.1\r\nHost: x\r\n\r\n");
-	n = gpp_http(&g_host, g_pages, 2, f, len, out, sizeof(out));
+	n = gpp_http(&g_host, g_pages, 2, f, len, -1, out, sizeof(out));
 	T_TRUE(n > 54 && memcmp(out + 54, "HTTP/1.1 404 Not Found\r\n", 24) == 0);
 	len = tcp_segment(f, 40000, 1001, isn + 1, GPP_TCP_ACK, "POST / HTTP/1.1\r\n\r\n");
-	n = gpp_http(&g_host, g_pages, 2, f, len, out, sizeof(out));
+	n = gpp_http(&g_host, g_pages, 2, f, len, -1, out, sizeof(out));
 	T_TRUE(n > 54 && memcmp(out + 54, "HTTP/1.1 501 Not Implemented\r\n", 30) == 0);
 	len = tcp_segment(f, 40000, 1001, isn + 1, GPP_TCP_ACK, "GET\r\n\r\n");
-	n = gpp_http(&g_host, g_pages, 2, f, len, out, sizeof(out));
+	n = gpp_http(&g_host, g_pages, 2, f, len, -1, out, sizeof(out));
 	T_TRUE(n > 54 && memcmp(out + 54, "HTTP/1.1 400 Bad Request\r\n", 26) == 0);
 	/* a request whose ack is not ours, an RST, another port, a bad checksum: ignored */
 	len = tcp_segment(f, 40000, 1001, isn + 7, GPP_TCP_ACK, get);
-	T_EQ_INT(gpp_http(&g_host, g_pages, 2, f, len, out, sizeof(out)), 0);
+	T_EQ_INT(gpp_http(&g_host, g_pages, 2, f, len, -1, out, sizeof(out)), 0);
 	len = tcp_segment(f, 40000, 1001, isn + 1, GPP_TCP_RST | GPP_TCP_ACK, NULL);
-	T_EQ_INT(gpp_http(&g_host, g_pages, 2, f, len, out, sizeof(out)), 0);
+	T_EQ_INT(gpp_http(&g_host, g_pages, 2, f, len, -1, out, sizeof(out)), 0);
 	len = tcp_segment(f, 40000, 1001, isn + 1, GPP_TCP_ACK, get);
 	f[54] ^= 1;
-	T_EQ_INT(gpp_http(&g_host, g_pages, 2, f, len, out, sizeof(out)), 0);
+	T_EQ_INT(gpp_http(&g_host, g_pages, 2, f, len, -1, out, sizeof(out)), 0);
+	/* the NIC's verdict on the TCP checksum wins: a sender's offloaded (partial) checksum
+	 * that the NIC passed is answered, a segment the NIC failed is not */
+	len = tcp_segment(f, 40000, 1001, isn + 1, GPP_TCP_ACK, get);
+	sdp_pkt_put16(f + 34 + SDP_PKT_TCP_CSUM, 0x1234);
+	T_TRUE(gpp_http(&g_host, g_pages, 2, f, len, 1, out, sizeof(out)) > 54);
+	T_EQ_INT(gpp_http(&g_host, g_pages, 2, f, len, -1, out, sizeof(out)), 0);
+	len = tcp_segment(f, 40000, 1001, isn + 1, GPP_TCP_ACK, get);
+	T_EQ_INT(gpp_http(&g_host, g_pages, 2, f, len, 0, out, sizeof(out)), 0);
 	/* a response that does not fit the output: nothing */
 	len = tcp_segment(f, 40000, 1001, isn + 1, GPP_TCP_ACK, get);
-	T_EQ_INT(gpp_http(&g_host, g_pages, 2, f, len, out, 100), 0);
+	T_EQ_INT(gpp_http(&g_host, g_pages, 2, f, len, -1, out, 100), 0);
 	/* another client: another ISN */
 	len = tcp_segment(f, 40001, 5, 0, GPP_TCP_SYN, NULL);
-	n = gpp_http(&g_host, g_pages, 2, f, len, out, sizeof(out));
+	n = gpp_http(&g_host, g_pages, 2, f, len, -1, out, sizeof(out));
 	T_EQ_INT(n, 54);
 	T_TRUE(sdp_pkt_get32(out + 34 + 4) != isn);
 }

@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# The GPU packet processing application in its CPU mode (-c) on a veth pair between two network
+# namespaces made for this run (netns_lib.sh), once on an afpacket device and once on an afxdp
+# device (when built), answering for an address of its own (.5, not the kernel's) that the
+# other namespace reaches through a static neighbour entry. From that namespace, real peers:
+# curl fetches /index.html (status 200, the body checked) and /nope (404); 50 DNS-like queries
+# go to UDP port 53 (bash's /dev/udp) and must be counted exactly; ping (or, where iputils-ping
+# is missing, the same echo requests from python3's raw socket) gets every reply. The
+# application stops on SIGINT within 10 s and prints its totals, which are checked.
+#
+#   test_gpp_cpu.sh <gpu_packet_processing> <provider dir>...
+#
+# Skips (77) only where namespaces cannot be created (not root, no ip).
+# SPDX-License-Identifier: BSD-3-Clause
+set -u
+
+app=${1:?usage: $0 <gpu_packet_processing> <provider dir>...}
+shift
+provs=$(IFS=:; echo "$*")
+
+# shellcheck source-path=SCRIPTDIR source=netns_lib.sh
+. "$(dirname "$0")/netns_lib.sh"
+
+tmp=
+app_pid=
+all_cleanup() {
+	[ -n "$app_pid" ] && kill -KILL "$app_pid" 2>/dev/null
+	[ -n "$tmp" ] && rm -rf "$tmp"
+	netns_cleanup
+}
+netns_veth_setup "sdg$$" 02:53:49
+trap all_cleanup EXIT
+ip -n "$nsa" link set lo up || fail "lo up in $nsa"
+netns_wait_carrier
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/sdp-gpp.XXXXXX") || fail "mktemp"
+ipg=${ipa%.1}.5
+ip -n "$nsb" neigh add "$ipg" lladdr "$maca" dev "$ifb" nud permanent || fail "neighbour $ipg"
+
+# count the echo replies of n echo requests to $ipg from namespace b
+pings() {
+	local n=$1 out
+	if command -v ping >/dev/null 2>&1; then
+		out=$(ip netns exec "$nsb" ping -n -c "$n" -i 0.2 -W 2 "$ipg" 2>&1)
+		sed -n 's/.* \([0-9]*\) received.*/\1/p' <<<"$out"
+		return
+	fi
+	ip netns exec "$nsb" python3 - "$ipg" "$n" <<-'PY'
+		import socket, struct, sys, time
+		dst, n = sys.argv[1], int(sys.argv[2])
+		s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
+		s.settimeout(0.2)
+		def csum(b):
+		    if len(b) % 2: b += b'\0'
+		    t = sum(struct.unpack('!%dH' % (len(b) // 2), b))
+		    t = (t >> 16) + (t & 0xffff); t += t >> 16
+		    return ~t & 0xffff
+		got = set()
+		for i in range(n):
+		    body = struct.pack('!BBHHH', 8, 0, 0, 0x5d5a, i) + bytes(range(48))
+		    c = csum(body)
+		    s.sendto(body[:2] + struct.pack('!H', c) + body[4:], (dst, 0))
+		end = time.time() + 3
+		while len(got) < n and time.time() < end:
+		    try:
+		        r = s.recv(1500)
+		    except socket.timeout:
+		        continue
+		    if len(r) >= 28 and r[20] == 0 and struct.unpack('!H', r[24:26])[0] == 0x5d5a:
+		        got.add(struct.unpack('!H', r[26:28])[0])
+		print(len(got))
+	PY
+}
+
+run_case() {
+	local kind=$1 out=$tmp/$1.out code body q
+	echo "== $kind"
+	ip netns exec "$nsa" env SOFTDPU_PROVIDER_PATH="$provs" SOFTDPU_DEVICE_CONFIG= \
+		SOFTDPU_DEVICES="$kind:iface=$ifa,name=gpp$kind" \
+		"$app" -d "gpp$kind" -a "$ipg" -c -t 60 >"$out" 2>&1 &
+	app_pid=$!
+	for _ in $(seq 200); do
+		grep -q '^gpp: answering' "$out" && break
+		kill -0 "$app_pid" 2>/dev/null || { cat "$out"; fail "$kind: the application exited"; }
+		sleep 0.05
+	done
+	grep -q '^gpp: answering' "$out" || { cat "$out"; fail "$kind: not answering after 10 s"; }
+	# HTTP: the page, byte for byte, and a 404
+	body=$(ip netns exec "$nsb" curl -s -m 5 "http://$ipg/hello.txt") ||
+		{ cat "$out"; fail "$kind: curl /hello.txt failed"; }
+	[ "$body" = "hello from softdpu" ] || fail "$kind: /hello.txt gave '$body'"
+	code=$(ip netns exec "$nsb" curl -s -m 5 -o "$tmp/index.html" -w '%{http_code}' \
+		"http://$ipg/index.html") || fail "$kind: curl /index.html failed"
+	[ "$code" = 200 ] && grep -q 'softdpu GPU packet processing' "$tmp/index.html" ||
+		fail "$kind: /index.html gave status $code"
+	code=$(ip netns exec "$nsb" curl -s -m 5 -o /dev/null -w '%{http_code}' "http://$ipg/nope")
+	[ "$code" = 404 ] || fail "$kind: /nope gave status $code"
+	echo "PASS: $kind: curl got /hello.txt and /index.html (200) and /nope (404)"
+	# 50 DNS-like queries, one datagram each
+	q='\xab\xcd\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00\x07softdpu\x03org\x00\x00\x01\x00\x01'
+	ip netns exec "$nsb" bash -c "for i in \$(seq 50); do printf '$q' >/dev/udp/$ipg/53; done" ||
+		fail "$kind: sending the UDP queries failed"
+	# echo requests
+	r=$(pings 5)
+	[ "$r" = 5 ] || { cat "$out"; fail "$kind: $r of 5 echo replies"; }
+	echo "PASS: $kind: 5 of 5 echo replies"
+	kill -INT "$app_pid"
+	for _ in $(seq 200); do kill -0 "$app_pid" 2>/dev/null || break; sleep 0.05; done
+	kill -0 "$app_pid" 2>/dev/null && fail "$kind: still running 10 s after SIGINT"
+	wait "$app_pid" || { cat "$out"; fail "$kind: exit status $?"; }
+	app_pid=
+	cat "$out"
+	grep -q 'udp_queries=50 ' "$out" || fail "$kind: the 50 queries were not counted exactly"
+	grep -Eq 'icmp_replies=([5-9]|[1-9][0-9]+) ' "$out" || fail "$kind: echo replies not counted"
+	grep -Eq 'http_replies=([3-9]|[1-9][0-9]+) ' "$out" || fail "$kind: HTTP replies not counted"
+	grep -q 'send_errors=0 ' "$out" || fail "$kind: send errors"
+	echo "PASS: $kind: totals"
+}
+
+for p in "$@"; do
+	case $p in
+	*/afpacket) run_case afpacket ;;
+	*/afxdp) run_case afxdp ;;
+	esac
+done
+echo "PASS: the GPU packet processing application (CPU mode) answered real peers"
+exit 0
