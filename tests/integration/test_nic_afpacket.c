@@ -39,6 +39,7 @@
 #include "sdp_provider_eth.h"
 #include "softdpu/sdp_pkt.h"
 #include "t_helpers.h"
+#include "t_netns.h"
 
 #define BUF 2048
 #define NTX 200	   /* frames the port sends */
@@ -757,24 +758,6 @@ static void test_queues_and_args(void)
 	port_close(&port);
 }
 
-static int read_mac(const char *ifname, uint8_t mac[6])
-{
-	char path[128];
-	unsigned int m[6];
-	FILE *f;
-	int n;
-
-	snprintf(path, sizeof(path), "/sys/class/net/%s/address", ifname);
-	f = fopen(path, "r");
-	if (f == NULL)
-		return -1;
-	n = fscanf(f, "%x:%x:%x:%x:%x:%x", &m[0], &m[1], &m[2], &m[3], &m[4], &m[5]);
-	fclose(f);
-	for (int i = 0; i < 6; i++)
-		mac[i] = (uint8_t)m[i];
-	return n == 6 ? 0 : -1;
-}
-
 int main(int argc, char **argv)
 {
 	struct doca_log_backend *sdk;
@@ -807,7 +790,7 @@ int main(int argc, char **argv)
 	out = calloc(NRX + 16, BUF);
 	pkts = calloc(NRX + 16, sizeof(*pkts));
 	queue_of = calloc(NRX + 16, sizeof(*queue_of));
-	if (out == NULL || pkts == NULL || queue_of == NULL || read_mac(g_ifa, g_mac_a) != 0)
+	if (out == NULL || pkts == NULL || queue_of == NULL || t_iface_mac(g_ifa, g_mac_a) != 0)
 		return T_EXIT_FAIL;
 	T_OK(doca_devinfo_create_list(&g_list, &g_nb));
 	if (g_list == NULL)

@@ -125,18 +125,13 @@ static int peer_open_here(void *arg)
 	struct sockaddr_ll sll = {.sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL)};
 	int one = 1, rcvbuf = 16 << 20;
 
-	struct ifreq ifr;
-
 	(void)arg;
 	g_peer = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, htons(ETH_P_ALL));
-	/* sysfs still shows this process's first namespace: ask the socket layer */
-	memset(&ifr, 0, sizeof(ifr));
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", g_ifb);
-	if (g_peer < 0 || ioctl(g_peer, SIOCGIFHWADDR, &ifr) != 0) {
+	/* (sysfs still shows this process's first namespace: ask the socket layer) */
+	if (g_peer < 0 || t_iface_mac(g_ifb, g_mac_b) != 0) {
 		t_fail("expected to read the MAC of %s: %s", g_ifb, strerror(errno));
 		return -1;
 	}
-	memcpy(g_mac_b, ifr.ifr_hwaddr.sa_data, 6);
 	sll.sll_ifindex = (int)if_nametoindex(g_ifb);
 	if (g_peer < 0 || sll.sll_ifindex == 0 ||
 	    setsockopt(g_peer, SOL_PACKET, PACKET_IGNORE_OUTGOING, &one, sizeof(one)) != 0 ||
@@ -584,24 +579,6 @@ static void test_no_cap(void)
 	T_EQ_INT(xdp_prog_id(g_ifa), 0);
 }
 
-static int read_mac(const char *ifname, uint8_t mac[6])
-{
-	char path[128];
-	unsigned int m[6];
-	FILE *f;
-	int n;
-
-	snprintf(path, sizeof(path), "/sys/class/net/%s/address", ifname);
-	f = fopen(path, "r");
-	if (f == NULL)
-		return -1;
-	n = fscanf(f, "%x:%x:%x:%x:%x:%x", &m[0], &m[1], &m[2], &m[3], &m[4], &m[5]);
-	fclose(f);
-	for (int i = 0; i < 6; i++)
-		mac[i] = (uint8_t)m[i];
-	return n == 6 ? 0 : -1;
-}
-
 int main(int argc, char **argv)
 {
 	struct doca_log_backend *sdk;
@@ -639,7 +616,7 @@ int main(int argc, char **argv)
 	out = calloc(2 * NFLOWS + NRX + 32, BUF);
 	lens = calloc(2 * NFLOWS + NRX + 32, sizeof(*lens));
 	queue_of = calloc(2 * NFLOWS + NRX + 32, sizeof(*queue_of));
-	if (out == NULL || lens == NULL || queue_of == NULL || read_mac(g_ifa, g_mac_a) != 0)
+	if (out == NULL || lens == NULL || queue_of == NULL || t_iface_mac(g_ifa, g_mac_a) != 0)
 		return T_EXIT_FAIL;
 	T_OK(doca_devinfo_create_list(&g_list, &g_nb));
 	if (g_list == NULL)
