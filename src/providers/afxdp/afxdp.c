@@ -400,6 +400,10 @@ static uint16_t afx_tx_burst(struct sdp_eth_port *port, uint16_t qi, const struc
 			break;
 		}
 	}
+	/* what the TX ring takes now (reserve is all or nothing; the kernel frees entries lazily) */
+	if (room > 0)
+		room = xsk_prod_nb_free(&q->tx, room) < room ? xsk_prod_nb_free(&q->tx, room) :
+							       room;
 	if (room > 0)
 		room = xsk_ring_prod__reserve(&q->tx, room, &idx);
 	for (uint32_t i = 0; i < room; i++) {
