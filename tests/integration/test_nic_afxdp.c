@@ -46,6 +46,7 @@
 #include "softdpu/sdp_pkt.h"
 #include "t_helpers.h"
 #include "t_netns.h"
+#include "t_nic.h"
 
 #define BUF 2048
 #define NTX 200
@@ -87,13 +88,7 @@ static void log_reset(void)
 
 static struct doca_devinfo *find_dev(const char *name)
 {
-	char buf[DOCA_DEVINFO_IBDEV_NAME_SIZE];
-
-	for (uint32_t i = 0; i < g_nb; i++)
-		if (doca_devinfo_get_ibdev_name(g_list[i], buf, sizeof(buf)) == DOCA_SUCCESS &&
-		    strcmp(buf, name) == 0)
-			return g_list[i];
-	return NULL;
+	return t_find_dev(g_list, g_nb, name);
 }
 
 /* Frame seq: a to b (or b to a when from_b), a local ethertype, MAGIC, seq, a pattern. */

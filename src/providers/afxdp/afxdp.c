@@ -168,9 +168,9 @@ static int word_choice(const struct sdp_dev_decl *decl, const char *key, const c
 			return 1;
 		}
 	}
-	sdp_warn("%s: %s=%s: expected %s", decl->origin, key, v,
-		 words[2] != NULL && strcmp(words[2], "skb") == 0 ? "auto, native or skb" :
-								    "auto, on or off");
+	/* (every choice list here has three words) */
+	sdp_warn("%s: %s=%s: expected %s, %s or %s", decl->origin, key, v, words[0], words[1],
+		 words[2]);
 	return 0;
 }
 
@@ -401,9 +401,11 @@ static uint16_t afx_tx_burst(struct sdp_eth_port *port, uint16_t qi, const struc
 		}
 	}
 	/* what the TX ring takes now (reserve is all or nothing; the kernel frees entries lazily) */
-	if (room > 0)
-		room = xsk_prod_nb_free(&q->tx, room) < room ? xsk_prod_nb_free(&q->tx, room) :
-							       room;
+	if (room > 0) {
+		uint32_t ring_free = xsk_prod_nb_free(&q->tx, room);
+
+		room = ring_free < room ? ring_free : room;
+	}
 	if (room > 0)
 		room = xsk_ring_prod__reserve(&q->tx, room, &idx);
 	for (uint32_t i = 0; i < room; i++) {
@@ -444,10 +446,9 @@ static int afx_tx_fd(struct sdp_eth_port *port, uint16_t qi)
 
 static doca_error_t afx_steer(struct sdp_eth_port *port, const struct sdp_eth_steer *s)
 {
-	struct afx_key k, next, prev;
+	struct afx_key k, next;
 	uint32_t zero = 0, all;
 	uint8_t one = 1;
-	int have_prev = 0;
 
 	if (port == NULL || s == NULL || s->nb_keys > SDP_ETH_STEER_MAX_KEYS) {
 		sdp_error("afxdp steer: bad arguments (port %p, steer %p)", (void *)port,
@@ -458,12 +459,10 @@ static doca_error_t afx_steer(struct sdp_eth_port *port, const struct sdp_eth_st
 	all = 1;
 	if (bpf_map_update_elem(port->cfg_fd, &zero, &all, BPF_ANY) != 0)
 		goto err;
-	/* empty the key map (deleting while walking: restart from the start each time) */
-	while (bpf_map_get_next_key(port->keys_fd, have_prev ? &prev : NULL, &next) == 0) {
+	/* empty the key map (deleting while walking: always from the first key) */
+	while (bpf_map_get_next_key(port->keys_fd, NULL, &next) == 0)
 		if (bpf_map_delete_elem(port->keys_fd, &next) != 0)
 			goto err;
-		have_prev = 0;
-	}
 	for (uint32_t i = 0; i < s->nb_keys; i++) {
 		memset(&k, 0, sizeof(k));
 		k.ethertype = htons(s->keys[i].ethertype);
