@@ -30,6 +30,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_util.h"
+
 #ifndef PACKET_IGNORE_OUTGOING
 #define PACKET_IGNORE_OUTGOING 23
 #endif
@@ -39,38 +41,6 @@
 #define MIN_BLOCKS 4u
 #define RETIRE_MS 2
 #define WARMUP_S 0.3
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static double cpu_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static uint64_t iface_rx_packets(const char *iface)
-{
-	char path[256];
-	unsigned long long v = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/sys/class/net/%s/statistics/rx_packets", iface);
-	f = fopen(path, "r");
-	if (f == NULL)
-		return 0;
-	if (fscanf(f, "%llu", &v) != 1)
-		v = 0;
-	fclose(f);
-	return v;
-}
 
 /* The kernel's counters since the last call (reading them resets them). */
 static uint64_t take_drops(int fd)
@@ -162,18 +132,18 @@ int main(int argc, char **argv)
 	if (bind(fd, (struct sockaddr *)&sll, sizeof(sll)) != 0)
 		die("bind");
 
-	start = now_s();
+	start = bench_now_s();
 	end = start + WARMUP_S + secs;
 	for (;;) {
 		struct tpacket_block_desc *bd =
 			(struct tpacket_block_desc *)(ring + (size_t)blk * BLOCK_SIZE);
-		double t = now_s();
+		double t = bench_now_s();
 
 		if (!counting && t >= start + WARMUP_S) {
 			counting = 1;
 			(void)take_drops(fd);
-			off0 = iface_rx_packets(iface);
-			c0 = cpu_s();
+			off0 = bench_iface_rx_packets(iface);
+			c0 = bench_cpu_s();
 			n0 = n;
 			t0 = t;
 		}
@@ -210,14 +180,14 @@ int main(int argc, char **argv)
 		__atomic_store_n(&bd->hdr.bh1.block_status, TP_STATUS_KERNEL, __ATOMIC_RELEASE);
 		blk = (blk + 1) % req.tp_block_nr;
 	}
-	t1 = now_s();
-	c1 = cpu_s();
+	t1 = bench_now_s();
+	c1 = bench_cpu_s();
 	drops = take_drops(fd);
 	printf("packets=%llu\n", (unsigned long long)(n - n0));
 	printf("seconds=%.3f\n", t1 - t0);
 	printf("pps=%.0f\n", (double)(n - n0) / (t1 - t0));
 	printf("drops=%llu\n", (unsigned long long)drops);
-	printf("offered_pps=%.0f\n", (double)(iface_rx_packets(iface) - off0) / (t1 - t0));
+	printf("offered_pps=%.0f\n", (double)(bench_iface_rx_packets(iface) - off0) / (t1 - t0));
 	printf("cpu_pct=%.0f\n", (c1 - c0) / (t1 - t0) * 100);
 	printf("checksum_of_first_bytes=%llu\n", (unsigned long long)sink);
 	munmap(ring, ring_len);

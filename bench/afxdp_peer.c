@@ -32,41 +32,11 @@
 #include <xdp/libxdp.h>
 #include <xdp/xsk.h>
 
+#include "bench_util.h"
+
 #define CHUNK 4096u
 #define WARMUP_S 0.3
 #define BURST 64
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static double cpu_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static uint64_t iface_rx_packets(const char *iface)
-{
-	char path[256];
-	unsigned long long v = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/sys/class/net/%s/statistics/rx_packets", iface);
-	f = fopen(path, "r");
-	if (f == NULL)
-		return 0;
-	if (fscanf(f, "%llu", &v) != 1)
-		v = 0;
-	fclose(f);
-	return v;
-}
 
 static uint64_t drops_now(int fd)
 {
@@ -179,17 +149,17 @@ int main(int argc, char **argv)
 		*xsk_ring_prod__fill_addr(&fq, idx + i) = (uint64_t)i * CHUNK;
 	xsk_ring_prod__submit(&fq, frames);
 
-	start = now_s();
+	start = bench_now_s();
 	end = start + WARMUP_S + secs;
 	for (;;) {
-		double t = now_s();
+		double t = bench_now_s();
 		uint32_t got, fidx;
 
 		if (!counting && t >= start + WARMUP_S) {
 			counting = 1;
 			d0 = drops_now(fd);
-			off0 = iface_rx_packets(iface);
-			c0 = cpu_s();
+			off0 = bench_iface_rx_packets(iface);
+			c0 = bench_cpu_s();
 			n0 = n;
 			t0 = t;
 		}
@@ -228,14 +198,14 @@ int main(int argc, char **argv)
 			nstash -= room;
 		}
 	}
-	t1 = now_s();
-	c1 = cpu_s();
+	t1 = bench_now_s();
+	c1 = bench_cpu_s();
 	drops = drops_now(fd) - d0;
 	printf("packets=%llu\n", (unsigned long long)(n - n0));
 	printf("seconds=%.3f\n", t1 - t0);
 	printf("pps=%.0f\n", (double)(n - n0) / (t1 - t0));
 	printf("drops=%llu\n", (unsigned long long)drops);
-	printf("offered_pps=%.0f\n", (double)(iface_rx_packets(iface) - off0) / (t1 - t0));
+	printf("offered_pps=%.0f\n", (double)(bench_iface_rx_packets(iface) - off0) / (t1 - t0));
 	printf("cpu_pct=%.0f\n", (c1 - c0) / (t1 - t0) * 100);
 	printf("checksum_of_first_bytes=%llu\n", (unsigned long long)sink);
 	xsk_socket__delete(xsk);
