@@ -13,6 +13,7 @@
 #include "doca_buf_inventory.h"
 #include "sdp_eth_int.h"
 #include "sdp_log.h"
+#include "softdpu/sdp_pkt.h"
 
 SDP_LOG_COMPONENT("eth_rxq");
 
@@ -29,6 +30,46 @@ static void ring_released(struct doca_eth_rxq *rxq)
 }
 
 /* REGULAR: one frame into the next waiting task. */
+
+/*
+ * What a NIC's completion says of a delivered frame's checksums, verified here since the
+ * software NIC has no hardware to do it: l3_ok 0 for IPv4 with a wrong header checksum, l4_ok 0
+ * for TCP or UDP with a wrong checksum (a UDP checksum 0 over IPv4 is "none"), 1 otherwise (not
+ * IP, other protocols, nothing found wrong). A checksum a local sender left to offload
+ * (CSUM_PARTIAL: the frame never crossed a wire), a truncated frame and a first fragment (its
+ * checksum covers bytes not here) are not checked. A backend's own verdict (CSUM_BAD) stands.
+ */
+static void csum_verdict(const uint8_t *f, uint32_t len, uint32_t flags, uint8_t *l3_ok,
+			 uint8_t *l4_ok)
+{
+	struct sdp_pkt_info in;
+	const uint8_t *l4;
+	int ok = 1;
+
+	*l3_ok = (flags & SDP_RING_CQE_F_L3_CSUM_BAD) == 0;
+	*l4_ok = (flags & SDP_RING_CQE_F_L4_CSUM_BAD) == 0;
+	if ((flags & (SDP_RING_CQE_F_CSUM_PARTIAL | SDP_RING_CQE_F_TRUNCATED)) != 0 ||
+	    !sdp_pkt_parse(f, len, &in))
+		return;
+	if (in.ip_ver == 4) {
+		if (!sdp_pkt_ip4_csum_ok(f + in.l3_off)) {
+			*l3_ok = 0;
+			return; /* a header not to be trusted: its lengths neither */
+		}
+		if ((sdp_pkt_get16(f + in.l3_off + SDP_PKT_IP4_FRAG) & SDP_PKT_IP4_MF) != 0)
+			return;
+	}
+	if (in.l4_off == 0)
+		return;
+	l4 = f + in.l4_off;
+	if (in.proto == SDP_PKT_PROTO_UDP && in.l4_len >= SDP_PKT_UDP_HLEN)
+		ok = (in.ip_ver == 4 && sdp_pkt_get16(l4 + SDP_PKT_UDP_CSUM) == 0) ||
+		     sdp_pkt_l4_csum_ok(l4, in.l4_len, sdp_pkt_info_pseudo_sum(f, &in));
+	else if (in.proto == SDP_PKT_PROTO_TCP && in.l4_len >= SDP_PKT_TCP_HLEN)
+		ok = sdp_pkt_l4_csum_ok(l4, in.l4_len, sdp_pkt_info_pseudo_sum(f, &in));
+	if (!ok)
+		*l4_ok = 0;
+}
 static void fill_task(struct doca_eth_rxq *rxq, const struct sdp_ring_cqe *cqe, const void *slot)
 {
 	struct doca_eth_rxq_task_recv *task =
@@ -58,8 +99,7 @@ static void fill_task(struct doca_eth_rxq *rxq, const struct sdp_ring_cqe *cqe, 
 	}
 	memcpy(head, slot, len);
 	(void)doca_buf_set_data(task->pkt, head, len);
-	task->l3_ok = (cqe->flags & SDP_RING_CQE_F_L3_CSUM_BAD) == 0;
-	task->l4_ok = (cqe->flags & SDP_RING_CQE_F_L4_CSUM_BAD) == 0;
+	csum_verdict(head, len, cqe->flags, &task->l3_ok, &task->l4_ok);
 	if (status == DOCA_SUCCESS) {
 		rxq->packets++;
 		rxq->bytes += len;
