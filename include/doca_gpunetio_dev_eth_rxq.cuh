@@ -307,4 +307,19 @@ doca_gpu_dev_eth_rxq_get_pkt_bytes(const struct doca_gpu_eth_rxq *rxq, uint64_t 
 	return cqe == NULL ? 0 : SDP_ATOMIC_LOAD_RLX(&cqe->len);
 }
 
+/*
+ * softdpu extension (no DOCA name): the software NIC's flags of the packet in slot packet_idx,
+ * SDP_RING_CQE_F_* (softdpu/sdp_ring.h): L3_CSUM_BAD / L4_CSUM_BAD (a backend found the checksum
+ * wrong), CSUM_PARTIAL (a local sender left the TCP/UDP checksum to offload: the frame never
+ * crossed a wire), TRUNCATED. 0 when unknown. A kernel that must trust a TCP/UDP checksum
+ * verifies it itself unless CSUM_PARTIAL is set: no backend verifies on the GPU path.
+ */
+__device__ static inline uint32_t
+sdp_gpu_dev_eth_rxq_get_pkt_flags(const struct doca_gpu_eth_rxq *rxq, uint64_t packet_idx)
+{
+	const struct sdp_ring_cqe *cqe = sdp_gpu_dev_eth_rxq_slot_cqe(rxq, packet_idx);
+
+	return cqe == NULL ? 0 : SDP_ATOMIC_LOAD_RLX(&cqe->flags);
+}
+
 #endif /* DOCA_GPUNETIO_DEV_ETH_RXQ_CUH_ */

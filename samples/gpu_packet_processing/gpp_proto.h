@@ -398,4 +398,14 @@ GPP_FN uint32_t gpp_http(const struct gpp_host *host, const struct gpp_page *pag
 	return off + l4;
 }
 
+/* Whether a TCP reply of gpp_http (n bytes in out) carries data: an HTTP response. */
+GPP_FN int gpp_tcp_reply_has_data(const uint8_t *out, uint32_t n)
+{
+	uint32_t l2 = sdp_pkt_get16(out + SDP_PKT_ETH_TYPE) == SDP_PKT_ETHERTYPE_VLAN ?
+			      SDP_PKT_ETH_HLEN + SDP_PKT_VLAN_HLEN :
+			      SDP_PKT_ETH_HLEN;
+
+	return n > l2 + SDP_PKT_IP4_HLEN + SDP_PKT_TCP_HLEN;
+}
+
 #endif /* GPP_PROTO_H_ */

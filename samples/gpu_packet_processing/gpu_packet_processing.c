@@ -5,15 +5,16 @@
  * minimal HTTP/1.1 server), a statistics line per second, a clean stop on SIGINT/SIGTERM in the
  * seeds' rollback order (flow entries and pipes, flow port, queues, PE, memory, device).
  *
- *   gpu_packet_processing -d <device> -a <IPv4 address> [-m <MAC>] [-t seconds] [-c]
+ *   gpu_packet_processing -d <device> -a <IPv4 address> [-m <MAC>] [-t seconds] [-g <GPU PCIe>]
+ *                         [-p http-port] [-u udp-port] [-c]
  *
  * -d names the NIC device (ibdev name, e.g. an afpacket or afxdp device declared in
  * SOFTDPU_DEVICES); -a is the address the application answers for; -m its MAC (default: the
  * interface's, from /sys/class/net/<iface>/address); -t stops it after that many seconds (0:
- * until a signal). -c runs the processing on CPU threads, the same functions the GPU kernels
- * call: this mode needs no GPU. The GPU mode (persistent kernels on GPU receive and send queues,
- * semaphores to the statistics thread) is the next step of issue 17; without -c the program
- * says so and exits 2.
+ * until a signal). By default the UDP, TCP and ICMP queues are GPU queues served by persistent
+ * kernels (gpp_gpu.h; -g picks the GPU, default CUDA device 0) that hand their counts to a
+ * statistics thread through semaphores; everything else goes to a CPU queue. -c runs the same
+ * protocol functions on the CPU instead (no GPU needed). A build without CUDA has only -c.
  *
  * Output: "gpp: <n> s udp <q/s> tcp <p/s> icmp <p/s> other <p/s>" every second, and at the end
  * one line "gpp totals: udp_queries=N icmp_replies=N http_requests=N http_replies=N
@@ -45,7 +46,11 @@
 #include <doca_mmap.h>
 #include <doca_pe.h>
 
+#include "gpp_pages.h"
 #include "gpp_proto.h"
+#ifdef GPP_WITH_GPU
+#include "gpp_gpu_host.h"
+#endif
 
 DOCA_LOG_REGISTER(GPP);
 
@@ -63,9 +68,8 @@ enum {
 };
 static const char *const q_name[Q_NUM] = {"other", "udp", "tcp", "icmp"};
 
-static const char gpp_index[] = "<!DOCTYPE html>\n<html><head><title>softdpu</title></head>"
-				"<body><h1>softdpu GPU packet processing</h1></body></html>\n";
-static const char gpp_hello[] = "hello from softdpu\n";
+static const char gpp_index[] = GPP_PAGE_INDEX;
+static const char gpp_hello[] = GPP_PAGE_HELLO;
 static const struct gpp_page gpp_pages[] = {
 	{"/index.html", "text/html", gpp_index, sizeof(gpp_index) - 1},
 	{"/", "text/html", gpp_index, sizeof(gpp_index) - 1},
@@ -89,6 +93,8 @@ struct gpp_app {
 	uint64_t pkts[Q_NUM];
 	uint64_t udp_queries, icmp_replies, http_requests, http_replies, sent, send_errors;
 	uint64_t tx_full;
+	int gpu_mode;	     /* the UDP/TCP/ICMP queues are the GPU's (gpp_gpu) */
+	struct gpp_gpu *gpu; /* GPU mode */
 };
 
 static volatile sig_atomic_t g_stop;
@@ -171,7 +177,9 @@ static void handle(struct gpp_app *app, int q, const uint8_t *f, uint32_t len, i
 	uint8_t *out;
 	uint32_t n = 0;
 
-	app->pkts[q]++;
+	__atomic_fetch_add(&app->pkts[q], 1, __ATOMIC_RELAXED); /* the stats thread reads it */
+	if (q == Q_OTHER)
+		return;
 	if (s < 0)
 		return;
 	out = app->mem + (size_t)(Q_NUM * GPP_RX_TASKS + (uint32_t)s) * GPP_SLOT;
@@ -186,7 +194,7 @@ static void handle(struct gpp_app *app, int q, const uint8_t *f, uint32_t len, i
 	case Q_TCP:
 		n = gpp_http(&app->host, gpp_pages, sizeof(gpp_pages) / sizeof(gpp_pages[0]), f,
 			     len, l4_ok, out, GPP_SLOT);
-		if (n > 54 && (out[47] & GPP_TCP_FIN) != 0) {
+		if (gpp_tcp_reply_has_data(out, n)) {
 			app->http_requests++;
 			app->http_replies++;
 		}
@@ -216,17 +224,26 @@ static void rx_ok(struct doca_eth_rxq_task_recv *task, union doca_data task_user
 		handle(app, (int)task_user_data.u64, data, (uint32_t)len, l4_ok ? 1 : 0);
 	if (pkt != NULL)
 		doca_buf_reset_data_len(pkt);
-	if (g_stop || doca_task_submit(doca_eth_rxq_task_recv_as_doca_task(task)) != DOCA_SUCCESS)
+	if (g_stop || doca_task_submit(doca_eth_rxq_task_recv_as_doca_task(task)) != DOCA_SUCCESS) {
 		doca_task_free(doca_eth_rxq_task_recv_as_doca_task(task));
+		if (pkt != NULL)
+			doca_buf_dec_refcount(pkt, NULL);
+	}
 }
 
 static void rx_err(struct doca_eth_rxq_task_recv *task, union doca_data task_user_data,
 		   union doca_data ctx_user_data)
 {
+	struct doca_buf *pkt = NULL;
+
 	(void)task_user_data;
 	(void)ctx_user_data;
-	/* the stop flush (IO_FAILED) and errors alike: the task goes */
+	/* the stop flush (IO_FAILED) and errors alike: the task and its buffer go */
+	if (doca_eth_rxq_task_recv_get_pkt(task, &pkt) != DOCA_SUCCESS)
+		pkt = NULL;
 	doca_task_free(doca_eth_rxq_task_recv_as_doca_task(task));
+	if (pkt != NULL)
+		doca_buf_dec_refcount(pkt, NULL);
 }
 
 /* ---- set-up and rollback --------------------------------------------------------------------- */
@@ -312,8 +329,9 @@ static int queues_start(struct gpp_app *app)
 	TRY(doca_buf_inventory_create(Q_NUM * GPP_RX_TASKS + GPP_TX_SLOTS, &app->inv));
 	TRY(doca_buf_inventory_start(app->inv));
 	TRY(doca_pe_create(&app->pe));
-	/* the "other" queue first: frames no rule takes go to the first queue started */
-	for (int q = 0; q < Q_NUM; q++) {
+	/* the "other" queue first: frames no rule takes go to the first queue started; in GPU
+	 * mode it is the only CPU queue (gpp_gpu has the others, and the send queues) */
+	for (int q = 0; q < (app->gpu_mode ? 1 : Q_NUM); q++) {
 		struct doca_ctx *ctx;
 
 		TRY(doca_eth_rxq_create(app->dev, GPP_RX_TASKS, GPP_SLOT, &app->rxq[q]));
@@ -338,6 +356,8 @@ static int queues_start(struct gpp_app *app)
 		if (q != Q_OTHER)
 			TRY(doca_eth_rxq_apply_queue_id(app->rxq[q], (uint16_t)q));
 	}
+	if (app->gpu_mode)
+		return 0;
 	TRY(doca_eth_txq_create(app->dev, GPP_TX_SLOTS, &app->txq));
 	TRY(doca_eth_txq_set_type(app->txq, DOCA_ETH_TXQ_TYPE_REGULAR));
 	TRY(doca_eth_txq_task_send_set_conf(app->txq, tx_ok, tx_err, GPP_TX_SLOTS));
@@ -433,6 +453,9 @@ static void rollback(struct gpp_app *app)
 		if (st != DOCA_CTX_STATE_IDLE)
 			DOCA_LOG_WARN("queue %d did not stop within 5 s", q);
 	}
+#ifdef GPP_WITH_GPU
+	gpp_gpu_queues_destroy(app->gpu);
+#endif
 	for (int q = 0; q < Q_NUM; q++)
 		if (app->rxq[q] != NULL)
 			doca_eth_rxq_destroy(app->rxq[q]);
@@ -449,6 +472,10 @@ static void rollback(struct gpp_app *app)
 		doca_mmap_destroy(app->mmap);
 	}
 	free(app->mem);
+#ifdef GPP_WITH_GPU
+	gpp_gpu_close(app->gpu); /* semaphores, GPU memory, the GPU */
+	app->gpu = NULL;
+#endif
 	if (app->dev != NULL)
 		doca_dev_close(app->dev);
 }
@@ -464,23 +491,88 @@ static double now_s(void)
 static void usage(void)
 {
 	fprintf(stderr, "usage: gpu_packet_processing -d <device> -a <IPv4> [-m <MAC>] "
-			"[-t seconds] [-p http-port] [-u udp-port] -c\n");
+			"[-t seconds] [-p http-port] [-u udp-port] [-g <GPU PCIe> | -c]\n");
+}
+
+/* A port number 1..65535 from s, or 0. */
+static uint16_t parse_port(const char *s)
+{
+	char *end = NULL;
+	unsigned long v = strtoul(s, &end, 10);
+
+	return end != s && *end == '\0' && v > 0 && v <= 65535 ? (uint16_t)v : 0;
+}
+
+#ifdef GPP_WITH_GPU
+/* The GPU mode's part of the start: the GPU, its queues (ids Q_UDP, Q_TCP, Q_ICMP). */
+static int gpu_start(struct gpp_app *app, const char *gpu_pcie)
+{
+	static const uint16_t qid[GPP_GPU_NB] = {Q_UDP, Q_TCP, Q_ICMP};
+
+	return gpp_gpu_open(gpu_pcie, &app->gpu) == DOCA_SUCCESS &&
+			       gpp_gpu_queues_start(app->gpu, app->dev, qid) == DOCA_SUCCESS ?
+		       0 :
+		       -1;
+}
+#endif
+
+static void print_totals(struct gpp_app *app)
+{
+	uint64_t other = __atomic_load_n(&app->pkts[Q_OTHER], __ATOMIC_RELAXED);
+
+#ifdef GPP_WITH_GPU
+	if (app->gpu_mode) {
+		struct gpp_gpu_total t[GPP_GPU_NB];
+		uint64_t sent = 0, errors = 0;
+
+		memset(t, 0, sizeof(t));
+		if (app->gpu != NULL)
+			gpp_gpu_totals(app->gpu, t);
+		for (int p = 0; p < GPP_GPU_NB; p++) {
+			sent += t[p].sent;
+			errors += t[p].send_errors;
+		}
+		/* stateless HTTP: every response answers one request */
+		printf("gpp totals: udp_queries=%llu icmp_replies=%llu http_requests=%llu "
+		       "http_replies=%llu tcp_segments=%llu other=%llu sent=%llu send_errors=%llu "
+		       "tx_full=0 udp_packets=%llu icmp_packets=%llu\n",
+		       (unsigned long long)t[GPP_GPU_UDP].udp_queries,
+		       (unsigned long long)t[GPP_GPU_ICMP].icmp_replies,
+		       (unsigned long long)t[GPP_GPU_TCP].http_replies,
+		       (unsigned long long)t[GPP_GPU_TCP].http_replies,
+		       (unsigned long long)t[GPP_GPU_TCP].pkts, (unsigned long long)other,
+		       (unsigned long long)sent, (unsigned long long)errors,
+		       (unsigned long long)t[GPP_GPU_UDP].pkts,
+		       (unsigned long long)t[GPP_GPU_ICMP].pkts);
+		return;
+	}
+#endif
+	printf("gpp totals: udp_queries=%llu icmp_replies=%llu http_requests=%llu "
+	       "http_replies=%llu tcp_segments=%llu other=%llu sent=%llu send_errors=%llu "
+	       "tx_full=%llu udp_packets=%llu icmp_packets=%llu\n",
+	       (unsigned long long)app->udp_queries, (unsigned long long)app->icmp_replies,
+	       (unsigned long long)app->http_requests, (unsigned long long)app->http_replies,
+	       (unsigned long long)app->pkts[Q_TCP], (unsigned long long)other,
+	       (unsigned long long)app->sent, (unsigned long long)app->send_errors,
+	       (unsigned long long)app->tx_full, (unsigned long long)app->pkts[Q_UDP],
+	       (unsigned long long)app->pkts[Q_ICMP]);
 }
 
 int main(int argc, char **argv)
 {
 	static struct gpp_app app; /* large: not on the stack */
-	const char *devname = NULL, *addr = NULL, *mac = NULL;
+	const char *devname = NULL, *addr = NULL, *mac = NULL, *gpu_pcie = NULL;
 	struct doca_log_backend *sdk = NULL;
 	struct sigaction sa;
 	char iface[DOCA_DEVINFO_IFACE_NAME_SIZE] = "";
+	char *end = NULL;
 	double start, next, limit = 0;
 	uint64_t last[Q_NUM] = {0};
 	int c, cpu = 0, rc = 1;
 
 	app.host.http_port = 80;
 	app.host.udp_port = 53;
-	while ((c = getopt(argc, argv, "d:a:m:t:p:u:ch")) != -1) {
+	while ((c = getopt(argc, argv, "d:a:m:t:p:u:g:ch")) != -1) {
 		switch (c) {
 		case 'd':
 			devname = optarg;
@@ -492,13 +584,18 @@ int main(int argc, char **argv)
 			mac = optarg;
 			break;
 		case 't':
-			limit = strtod(optarg, NULL);
+			limit = strtod(optarg, &end);
+			if (end == optarg || *end != '\0')
+				limit = -1;
 			break;
 		case 'p':
-			app.host.http_port = (uint16_t)strtoul(optarg, NULL, 10);
+			app.host.http_port = parse_port(optarg);
 			break;
 		case 'u':
-			app.host.udp_port = (uint16_t)strtoul(optarg, NULL, 10);
+			app.host.udp_port = parse_port(optarg);
+			break;
+		case 'g':
+			gpu_pcie = optarg;
 			break;
 		case 'c':
 			cpu = 1;
@@ -509,15 +606,20 @@ int main(int argc, char **argv)
 		}
 	}
 	if (devname == NULL || addr == NULL || inet_pton(AF_INET, addr, app.host.ip) != 1 ||
-	    limit < 0 || app.host.http_port == 0 || app.host.udp_port == 0) {
+	    !(limit >= 0) || app.host.http_port == 0 || app.host.udp_port == 0 ||
+	    (cpu && gpu_pcie != NULL) || optind != argc) {
 		usage();
 		return 2;
 	}
+#ifndef GPP_WITH_GPU
 	if (!cpu) {
-		fprintf(stderr, "gpu_packet_processing: the GPU mode (persistent kernels) is not "
-				"built yet; run the same processing on CPU threads with -c\n");
+		fprintf(stderr,
+			"gpu_packet_processing: this build has no CUDA (meson -Dcuda=enabled "
+			"builds the GPU mode); -c runs the same processing on the CPU\n");
 		return 2;
 	}
+#endif
+	app.gpu_mode = !cpu;
 	doca_log_backend_create_standard();
 	if (doca_log_backend_create_with_file_sdk(stderr, &sdk) == DOCA_SUCCESS)
 		doca_log_backend_set_sdk_level(sdk, DOCA_LOG_LEVEL_WARNING);
@@ -538,18 +640,46 @@ int main(int argc, char **argv)
 	sa.sa_handler = on_signal;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	if (queues_start(&app) != 0 || flow_start(&app) != 0)
+	if (queues_start(&app) != 0)
 		goto out;
-	printf("gpp: answering for %s on %s (CPU mode), HTTP port %u, UDP port %u\n", addr, devname,
-	       app.host.http_port, app.host.udp_port);
+#ifdef GPP_WITH_GPU
+	if (app.gpu_mode && gpu_start(&app, gpu_pcie) != 0)
+		goto out;
+#endif
+	if (flow_start(&app) != 0)
+		goto out;
+#ifdef GPP_WITH_GPU
+	if (app.gpu_mode && gpp_gpu_launch(app.gpu, &app.host, &app.pkts[Q_OTHER]) != DOCA_SUCCESS)
+		goto halt;
+	if (app.gpu_mode)
+		printf("gpp: answering for %s on %s (GPU mode, GPU %s), HTTP port %u, UDP port %u\n",
+		       addr, devname, gpp_gpu_pcie(app.gpu), app.host.http_port, app.host.udp_port);
+	else
+#endif
+		printf("gpp: answering for %s on %s (CPU mode), HTTP port %u, UDP port %u\n", addr,
+		       devname, app.host.http_port, app.host.udp_port);
 	fflush(stdout);
 	start = now_s();
 	next = start + 1;
+	rc = 0;
 	while (!g_stop && (limit == 0 || now_s() - start < limit)) {
 		struct timespec nap = {0, GPP_IDLE_NS};
 
 		if (!doca_pe_progress(app.pe))
 			nanosleep(&nap, NULL);
+#ifdef GPP_WITH_GPU
+		if (app.gpu_mode) {
+			uint32_t err = gpp_gpu_error(app.gpu);
+
+			if (err != 0) {
+				DOCA_LOG_ERR("a kernel stopped on an error: %s",
+					     doca_error_get_descr((doca_error_t)err));
+				rc = 1;
+				break;
+			}
+			continue; /* the statistics thread prints the rates */
+		}
+#endif
 		if (now_s() >= next) {
 			printf("gpp: %.0f s", next - start);
 			for (int q = 0; q < Q_NUM; q++) {
@@ -562,16 +692,22 @@ int main(int argc, char **argv)
 			next += 1;
 		}
 	}
-	rc = 0;
+#ifdef GPP_WITH_GPU
+halt:
+	/* the kernels end before anything they use goes; one that does not end keeps it all */
+	if (app.gpu != NULL && gpp_gpu_halt(app.gpu) != DOCA_SUCCESS) {
+		print_totals(&app);
+		DOCA_LOG_ERR("a kernel did not stop: nothing is torn down");
+		return 1;
+	}
+	if (app.gpu_mode && app.gpu != NULL && gpp_gpu_error(app.gpu) != 0)
+		rc = 1;
+#endif
 out:
+	if (app.gpu_mode)
+		print_totals(&app); /* from the GPU part, which the rollback frees */
 	rollback(&app);
-	printf("gpp totals: udp_queries=%llu icmp_replies=%llu http_requests=%llu "
-	       "http_replies=%llu tcp_segments=%llu other=%llu sent=%llu send_errors=%llu "
-	       "tx_full=%llu\n",
-	       (unsigned long long)app.udp_queries, (unsigned long long)app.icmp_replies,
-	       (unsigned long long)app.http_requests, (unsigned long long)app.http_replies,
-	       (unsigned long long)app.pkts[Q_TCP], (unsigned long long)app.pkts[Q_OTHER],
-	       (unsigned long long)app.sent, (unsigned long long)app.send_errors,
-	       (unsigned long long)app.tx_full);
+	if (!app.gpu_mode)
+		print_totals(&app); /* with the sends the rollback's flush completed */
 	return rc;
 }

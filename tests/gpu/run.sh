@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Build what a GPU machine needs and run the GPU tests there, in one call (the device tool's
 # machine: Ubuntu with CUDA, gcc, meson and ninja, nothing else): the unit suite, the gpu suite
-# (per GPU with --all-gpus), the GPUNetIO samples on loop and gen devices, and the GPU benchmarks
+# (per GPU with --all-gpus), the GPUNetIO samples on loop and gen devices, the GPU packet
+# processing application against ping/curl/UDP peers, and the GPU benchmarks
 # (bench/gpunetio.sh, when present), then checks that no process holds a GPU and that each
 # card's used memory is back where it started. Writes its logs to $OUT (or ./build-gpu-logs) so they come
 # back, and ends with the count line "N passed, N failed, N skipped". Exit status: nonzero if
@@ -161,6 +162,17 @@ if [ -x "$samples/gpunetio_simple_receive/doca_gpunetio_simple_receive" ]; then
 	step sample:send-to-receive:afpacket "$out/sample-afpacket.log" \
 		bash tests/gpu/samples_afpacket.sh "$builddir"
 	grep -E '^received' "$out/sample-afpacket.log"
+fi
+# The GPU packet processing application in its GPU mode against real peers (ping, curl, a UDP
+# sender) over a veth pair (afpacket; gpu_only builds have no afxdp): ip, ping, curl and
+# ethtool come from scripts/gpu-carry-ip's .iproute on PATH.
+gpp=$samples/gpu_packet_processing/gpu_packet_processing
+if [ -x "$gpp" ]; then
+	echo "== gpu_packet_processing (GPU mode)"
+	step sample:gpu_packet_processing:afpacket "$out/gpp-gpu-afpacket.log" \
+		timeout 200 bash tests/integration/test_gpp_cpu.sh --gpu "$gpp" \
+		"$PWD/$builddir/src/providers/afpacket"
+	grep -E '^(PASS|FAIL|SKIP|gpp totals)' "$out/gpp-gpu-afpacket.log"
 fi
 
 # The GPU benchmarks, when their script exists (bench/README.md).

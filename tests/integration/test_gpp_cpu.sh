@@ -9,13 +9,23 @@
 # application stops on SIGINT within 10 s and prints its totals, which are checked. A TCP
 # segment with a wrong checksum (python3's raw socket) gets no answer.
 #
-#   test_gpp_cpu.sh <gpu_packet_processing> <provider dir>...
+#   test_gpp_cpu.sh [--gpu] <gpu_packet_processing> <provider dir>...
 #
-# Skips (77) only where namespaces cannot be created (not root, no ip).
+# --gpu runs the GPU mode instead (tests/gpu/run.sh on the GPU machine): the same peers and
+# checks against the persistent kernels. Nothing may be logged at error level. Skips (77) only
+# where namespaces cannot be created (not root, no ip), and with --gpu where there is no GPU.
 # SPDX-License-Identifier: BSD-3-Clause
 set -u
 
-app=${1:?usage: $0 <gpu_packet_processing> <provider dir>...}
+mode=-c
+mode_name="CPU mode"
+if [ "${1:-}" = --gpu ]; then
+	mode=
+	mode_name="GPU mode"
+	shift
+	[ -e /dev/nvidiactl ] || { echo "SKIP: no GPU (/dev/nvidiactl)"; exit 77; }
+fi
+app=${1:?usage: $0 [--gpu] <gpu_packet_processing> <provider dir>...}
 shift
 provs=$(IFS=:; echo "$*")
 
@@ -122,7 +132,7 @@ run_case() {
 	echo "== $kind"
 	ip netns exec "$nsa" env SOFTDPU_PROVIDER_PATH="$provs" SOFTDPU_DEVICE_CONFIG= \
 		SOFTDPU_DEVICES="$kind:iface=$ifa,name=gpp$kind" \
-		"$app" -d "gpp$kind" -a "$ipg" -c -t 60 >"$out" 2>&1 &
+		"$app" -d "gpp$kind" -a "$ipg" ${mode:+"$mode"} -t 60 >"$out" 2>&1 &
 	app_pid=$!
 	for _ in $(seq 200); do
 		grep -q '^gpp: answering' "$out" && break
@@ -162,6 +172,7 @@ run_case() {
 	grep -Eq 'icmp_replies=([5-9]|[1-9][0-9]+) ' "$out" || fail "$kind: echo replies not counted"
 	grep -Eq 'http_replies=([3-9]|[1-9][0-9]+) ' "$out" || fail "$kind: HTTP replies not counted"
 	grep -q 'send_errors=0 ' "$out" || fail "$kind: send errors"
+	! grep -q '\[ERR\]' "$out" || fail "$kind: errors were logged"
 	echo "PASS: $kind: totals"
 }
 
@@ -177,5 +188,5 @@ for p in "$@"; do
 		;;
 	esac
 done
-echo "PASS: the GPU packet processing application (CPU mode) answered real peers"
+echo "PASS: the GPU packet processing application ($mode_name) answered real peers"
 exit 0
