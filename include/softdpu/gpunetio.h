@@ -30,7 +30,8 @@ struct sdp_gpu_info {
 	int cc_overridden;	  /* 1 when cc_major/cc_minor come from the override */
 	int dmabuf_supported;	  /* 1 when doca_gpu_dmabuf_fd can export device memory */
 	int gdrcopy;		  /* 1 when GPU_CPU memory is device memory (never, for now) */
-	int primary_ctx_retained; /* 1 when doca_gpu_create found no current context */
+	int primary_ctx_retained; /* 1: the device's primary context (retained); 0: the
+				   * creating thread's own context (cuCtxCreate) */
 };
 
 /*

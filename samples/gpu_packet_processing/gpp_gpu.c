@@ -316,6 +316,10 @@ static void *stats_loop(void *arg)
 doca_error_t gpp_gpu_launch(struct gpp_gpu *g, const struct gpp_host *host,
 			    const uint64_t *other_pkts)
 {
+	doca_error_t loaded = gpp_kernels_load();
+
+	if (loaded != DOCA_SUCCESS)
+		return loaded;
 	g->other_pkts = other_pkts;
 	for (int p = 0; p < GPP_GPU_NB; p++) {
 		struct gpp_gpu_q *q = &g->q[p];
@@ -344,9 +348,26 @@ doca_error_t gpp_gpu_launch(struct gpp_gpu *g, const struct gpp_host *host,
 	return DOCA_SUCCESS;
 }
 
-uint32_t gpp_gpu_error(const struct gpp_gpu *g)
+uint32_t gpp_gpu_error(struct gpp_gpu *g)
 {
-	return g->ctl == NULL ? 0 : DOCA_GPUNETIO_VOLATILE(g->ctl->error);
+	uint32_t err = g->ctl == NULL ? 0 : DOCA_GPUNETIO_VOLATILE(g->ctl->error);
+
+	/* a kernel that faulted (or ended) says nothing through the control words */
+	for (int p = 0; p < GPP_GPU_NB && err == 0; p++) {
+		doca_error_t st;
+
+		if (!g->q[p].launched)
+			continue;
+		st = gpp_cuda_stream_status(g->q[p].stream);
+		if (st == DOCA_SUCCESS) {
+			DOCA_LOG_ERR("the %s kernel ended unasked", proto_name[p]);
+			g->q[p].launched = false;
+			err = DOCA_ERROR_BAD_STATE;
+		} else if (st != DOCA_ERROR_IN_PROGRESS) {
+			err = st;
+		}
+	}
+	return err;
 }
 
 doca_error_t gpp_gpu_halt(struct gpp_gpu *g)
@@ -367,6 +388,8 @@ doca_error_t gpp_gpu_halt(struct gpp_gpu *g)
 		st = gpp_cuda_stream_wait(q->stream, 5.0);
 		if (st == DOCA_SUCCESS) {
 			q->launched = false;
+		} else if (st == DOCA_ERROR_DRIVER) {
+			q->launched = false; /* it faulted (said): it runs no more */
 		} else {
 			DOCA_LOG_ERR("the %s kernel did not end within 5 s: %s", proto_name[p],
 				     doca_error_get_descr(st));

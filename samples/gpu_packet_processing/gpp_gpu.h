@@ -76,6 +76,10 @@ doca_error_t gpp_cuda_stream_create(void **stream);
 /* DOCA_SUCCESS once the stream's work is done; TIME_OUT after timeout_s; DRIVER on a fault. */
 doca_error_t gpp_cuda_stream_wait(void *stream, double timeout_s);
 void gpp_cuda_stream_destroy(void *stream);
+/* DOCA_SUCCESS: the stream's work is done; IN_PROGRESS: it runs; DRIVER: a kernel failed. */
+doca_error_t gpp_cuda_stream_status(void *stream);
+/* Load every kernel (before the first launch: see gpp_kernels.cu). */
+doca_error_t gpp_kernels_load(void);
 /* Launch the persistent kernel of proto on stream. */
 doca_error_t gpp_kernel_launch(enum gpp_gpu_proto proto, void *stream,
 			       const struct gpp_gpu_queue *q);

@@ -48,8 +48,8 @@ doca_error_t gpp_gpu_queues_start(struct gpp_gpu *g, struct doca_dev *dev,
 /* other_pkts: the CPU queue's packet count, read atomically for the per-second line. */
 doca_error_t gpp_gpu_launch(struct gpp_gpu *g, const struct gpp_host *host,
 			    const uint64_t *other_pkts);
-/* A kernel's receive or send error (doca_error_t), 0 while none. */
-uint32_t gpp_gpu_error(const struct gpp_gpu *g);
+/* A kernel's receive or send error, a kernel fault or end (doca_error_t), 0 while none. */
+uint32_t gpp_gpu_error(struct gpp_gpu *g);
 doca_error_t gpp_gpu_halt(struct gpp_gpu *g);
 void gpp_gpu_totals(struct gpp_gpu *g, struct gpp_gpu_total out[GPP_GPU_NB]);
 void gpp_gpu_queues_destroy(struct gpp_gpu *g);

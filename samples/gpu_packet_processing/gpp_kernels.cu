@@ -293,6 +293,38 @@ extern "C" void gpp_cuda_stream_destroy(void *stream)
 		cudaStreamDestroy((cudaStream_t)stream);
 }
 
+extern "C" doca_error_t gpp_cuda_stream_status(void *stream)
+{
+	cudaError_t e = cudaStreamQuery((cudaStream_t)stream);
+
+	if (e == cudaSuccess || e == cudaErrorNotReady)
+		return e == cudaSuccess ? DOCA_SUCCESS : DOCA_ERROR_IN_PROGRESS;
+	DOCA_LOG_ERR("a kernel failed: %s", cudaGetErrorString(e));
+	return DOCA_ERROR_DRIVER;
+}
+
+extern "C" doca_error_t gpp_kernels_load(void)
+{
+	/*
+	 * Every kernel loaded before the first runs: with CUDA's lazy loading (the default) a
+	 * kernel is loaded at its first launch, and loading one while a persistent kernel runs
+	 * waits for that kernel to end (never). DOCA's application launches each kernel once with
+	 * the exit flag set for the same reason.
+	 */
+	cudaFuncAttributes fa;
+	cudaError_t e = cudaFuncGetAttributes(&fa, gpp_kernel<GPP_GPU_UDP>);
+
+	if (e == cudaSuccess)
+		e = cudaFuncGetAttributes(&fa, gpp_kernel<GPP_GPU_TCP>);
+	if (e == cudaSuccess)
+		e = cudaFuncGetAttributes(&fa, gpp_kernel<GPP_GPU_ICMP>);
+	if (e != cudaSuccess) {
+		DOCA_LOG_ERR("loading the kernels: %s", cudaGetErrorString(e));
+		return DOCA_ERROR_DRIVER;
+	}
+	return DOCA_SUCCESS;
+}
+
 extern "C" doca_error_t gpp_kernel_launch(enum gpp_gpu_proto proto, void *stream,
 					  const struct gpp_gpu_queue *q)
 {

@@ -214,24 +214,21 @@ static doca_error_t gpu_find_device(const struct sdp_cuda_api *cu, const char *b
 	return DOCA_ERROR_NOT_FOUND;
 }
 
-/* Use the current context if it belongs to gpu->device, else retain the primary one. */
+/*
+ * The context of gpu->device to use: the primary one, retained (which also brings it back after
+ * cudaDeviceReset: the thread's current context may then still name the reset primary context,
+ * which refuses every call until it is retained again), unless the calling thread has a context
+ * of its own on the device (cuCtxCreate), which is used as it is.
+ */
 static doca_error_t gpu_get_context(struct doca_gpu *gpu)
 {
 	const struct sdp_cuda_api *cu = gpu->cu;
 	sdp_cu_device_t cur_dev = -1;
-	sdp_cu_ctx_t cur = NULL;
+	sdp_cu_ctx_t cur = NULL, primary = NULL;
 	sdp_cu_result_t res;
 	char err[160];
 
-	res = cu->ctx_get_current(&cur);
-	if (res == SDP_CUDA_SUCCESS && cur != NULL)
-		res = cu->ctx_get_device(&cur_dev);
-	if (res == SDP_CUDA_SUCCESS && cur != NULL && cur_dev == gpu->device) {
-		gpu->ctx = cur;
-		return DOCA_SUCCESS;
-	}
-
-	res = cu->device_primary_ctx_retain(&gpu->ctx, gpu->device);
+	res = cu->device_primary_ctx_retain(&primary, gpu->device);
 	if (res != SDP_CUDA_SUCCESS) {
 		sdp_log_as(DOCA_LOG_LEVEL_ERROR, "doca_gpu_create",
 			   "GPU %s: cuDevicePrimaryCtxRetain failed: %s", gpu->bus_id,
@@ -239,10 +236,14 @@ static doca_error_t gpu_get_context(struct doca_gpu *gpu)
 		return sdp_cuda_to_doca(res) == DOCA_ERROR_NO_MEMORY ? DOCA_ERROR_NO_MEMORY :
 								       DOCA_ERROR_DRIVER;
 	}
+	if (cu->ctx_get_current(&cur) == SDP_CUDA_SUCCESS && cur != NULL && cur != primary &&
+	    cu->ctx_get_device(&cur_dev) == SDP_CUDA_SUCCESS && cur_dev == gpu->device) {
+		(void)cu->device_primary_ctx_release(gpu->device);
+		gpu->ctx = cur;
+		return DOCA_SUCCESS;
+	}
+	gpu->ctx = primary;
 	gpu->ctx_retained = 1;
-	sdp_info("GPU %s: no current CUDA context of this GPU on the calling thread, using its "
-		 "primary context",
-		 gpu->bus_id);
 	return DOCA_SUCCESS;
 }
 

@@ -2,7 +2,8 @@
  * GPU test: DOCA buffer arrays on the GPU (doca_buf_arr_get_gpu_handle and
  * doca_gpunetio_dev_buf.cuh). An array of N elements of E bytes over an mmap of device memory:
  * a kernel takes every element by index, writes its index and address into it through the
- * address the device API gives, and checks the mkey; the host reads the memory back and checks
+ * address the device API gives, and checks the mkey (the mmap's, for its device: the first
+ * device softdpu lists); the host reads the memory back and checks
  * every element. Past the end get_buf gives NULL (address 0, mkey 0). An array over host memory
  * that is not the GPU's is refused at start (INVALID_VALUE); after stop a kernel holding the old
  * handle gets NULL bufs. Exits 77 only when /dev/nvidiactl is absent.
@@ -17,6 +18,7 @@
 #include <cuda_runtime.h>
 
 #include "doca_buf_array.h"
+#include "doca_dev.h"
 #include "doca_gpunetio.h"
 #include "doca_gpunetio_dev_buf.cuh"
 #include "doca_mmap.h"
@@ -73,8 +75,30 @@ static __global__ void after_stop(const struct doca_gpu_buf_arr *arr, struct out
 	o->after_stop_null = b == nullptr;
 }
 
+/* The first device that opens (the test environment's providers always list one). */
+static struct doca_dev *open_any_dev(void)
+{
+	struct doca_devinfo **list = nullptr;
+	struct doca_dev *dev = nullptr;
+	uint32_t n = 0;
+
+	CHECK(doca_devinfo_create_list(&list, &n));
+	for (uint32_t i = 0; i < n && dev == nullptr; i++)
+		if (doca_dev_open(list[i], &dev) != DOCA_SUCCESS)
+			dev = nullptr;
+	if (list != nullptr)
+		CHECK(doca_devinfo_destroy_list(list));
+	if (dev == nullptr) {
+		FAIL("no device opens (%u listed)", n);
+		std::exit(1);
+	}
+	return dev;
+}
+
 int main(void)
 {
+	struct doca_dev *dev = nullptr;
+	uint32_t mkey = 0;
 	struct doca_gpu *gpu = nullptr;
 	struct doca_mmap *mmap = nullptr, *hmmap = nullptr;
 	struct doca_buf_arr *arr = nullptr, *harr = nullptr;
@@ -93,9 +117,12 @@ int main(void)
 	CHECK_CUDA(cudaHostAlloc((void **)&o, sizeof(*o), cudaHostAllocMapped));
 	std::memset(o, 0, sizeof(*o));
 
+	dev = open_any_dev();
 	CHECK(doca_mmap_create(&mmap));
+	CHECK(doca_mmap_add_dev(mmap, dev));
 	CHECK(doca_mmap_set_memrange(mmap, mem, (size_t)N * E));
 	CHECK(doca_mmap_start(mmap));
+	CHECK(doca_mmap_get_mkey(mmap, dev, &mkey));
 	CHECK(doca_buf_arr_create(N, &arr));
 	CHECK(doca_buf_arr_set_target_gpu(arr, gpu));
 	CHECK(doca_buf_arr_set_params(arr, mmap, E, 0));
@@ -123,8 +150,8 @@ int main(void)
 	}
 	if (!o->null_past_end)
 		FAIL("get_buf past the end did not give NULL / 0 / 0");
-	if (o->mkey == 0)
-		FAIL("mkey 0 for an element");
+	if (o->mkey == 0 || o->mkey != mkey)
+		FAIL("element mkey %#x, the mmap's is %#x", o->mkey, mkey);
 
 	/* host memory that is not the GPU's: refused at start */
 	CHECK(doca_mmap_create(&hmmap));
@@ -148,6 +175,7 @@ int main(void)
 	CHECK(doca_buf_arr_destroy(arr));
 	CHECK(doca_mmap_stop(mmap));
 	CHECK(doca_mmap_destroy(mmap));
+	CHECK(doca_dev_close(dev));
 	CHECK(doca_gpu_mem_free(gpu, mem));
 	CHECK_CUDA(cudaFreeHost(o));
 	CHECK(doca_gpu_destroy(gpu));

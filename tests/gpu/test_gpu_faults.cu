@@ -9,8 +9,11 @@
  *                           driver refuses cuMemFree on a faulted context: the entries are
  *                           dropped, what the driver holds goes with the context), destroys
  *                           the doca_gpu and re-verifies the parent CPU queue at its rate; the
- *                           whole run is bounded (2 s). cudaDeviceReset then gives the process a
- *                           working GPU again: a new doca_gpu, its memory and a kernel work.
+ *                           whole run is bounded (2 s). cudaDeviceReset returns; the driver may
+ *                           keep the faulted context until the process ends (CUDA's sticky
+ *                           errors), so a new doca_gpu in this process is tried and reported,
+ *                           and a new process (this program, "usable") must get a working GPU:
+ *                           a new doca_gpu, its memory and a kernel.
  *   test_gpu_faults oom     device memory exhausted under a running persistent kernel: one
  *                           allocation larger than the card and one of pinned host memory
  *                           larger than the machine answer DOCA_ERROR_NO_MEMORY; the card is then
@@ -29,6 +32,9 @@
 
 #include "ladder_rx_dev.h"
 #include "parent_rxq.h"
+
+#include <spawn.h>
+#include <sys/wait.h>
 
 #include "softdpu/gpunetio.h"
 #include "softdpu/gpunetio_rollback.h"
@@ -188,27 +194,76 @@ static void check_all_done(const struct sdp_gpu_rollback_report *rep, const char
 		     what, rep->contexts, rep->registrations, rep->gpu_mem, rep->gpu_destroyed);
 }
 
-/* A new doca_gpu works: memory, a kernel on it, the result read back. */
-static void check_gpu_usable(const char *what)
+/*
+ * A new doca_gpu, its memory and a kernel on it work (the result read back): true. strict:
+ * each failure is a test failure; else it is only said (the first one).
+ */
+static bool gpu_usable(const char *what, bool strict)
 {
 	struct doca_gpu *gpu = NULL;
 	uint32_t *dev = NULL, host[32];
 	char bus[32];
+	const char *step = nullptr;
+	cudaError_t e;
+	doca_error_t s;
 
-	CHECK_CUDA(cudaDeviceGetPCIBusId(bus, sizeof(bus), 0));
-	CHECK(doca_gpu_create(bus, &gpu));
-	CHECK(doca_gpu_mem_alloc(gpu, sizeof(host), 4096, DOCA_GPU_MEM_TYPE_GPU, (void **)&dev,
-				 NULL));
-	CHECK_CUDA(cudaMemset(dev, 0, sizeof(host)));
-	add_one<<<1, 32>>>(dev);
-	CHECK_CUDA(cudaGetLastError());
-	CHECK_CUDA(cudaMemcpy(host, dev, sizeof(host), cudaMemcpyDeviceToHost));
-	for (int i = 0; i < 32; i++)
+	if ((e = cudaDeviceGetPCIBusId(bus, sizeof(bus), 0)) != cudaSuccess)
+		step = cudaGetErrorName(e);
+	else if ((s = doca_gpu_create(bus, &gpu)) != DOCA_SUCCESS)
+		step = doca_error_get_name(s);
+	else if ((s = doca_gpu_mem_alloc(gpu, sizeof(host), 4096, DOCA_GPU_MEM_TYPE_GPU,
+					 (void **)&dev, NULL)) != DOCA_SUCCESS)
+		step = doca_error_get_name(s);
+	else if ((e = cudaMemset(dev, 0, sizeof(host))) != cudaSuccess)
+		step = cudaGetErrorName(e);
+	if (step == nullptr) {
+		add_one<<<1, 32>>>(dev);
+		if ((e = cudaGetLastError()) != cudaSuccess ||
+		    (e = cudaMemcpy(host, dev, sizeof(host), cudaMemcpyDeviceToHost)) !=
+			    cudaSuccess)
+			step = cudaGetErrorName(e);
+	}
+	for (int i = 0; step == nullptr && i < 32; i++)
 		if (host[i] != 1)
-			FAIL("%s: element %d is %u after the kernel, 1 expected", what, i, host[i]);
-	CHECK(doca_gpu_mem_free(gpu, dev));
-	CHECK(doca_gpu_destroy(gpu));
+			step = "a wrong result";
+	if (dev != NULL)
+		(void)doca_gpu_mem_free(gpu, dev);
+	if (gpu != NULL && (s = doca_gpu_destroy(gpu)) != DOCA_SUCCESS && step == nullptr)
+		step = doca_error_get_name(s);
+	if (step != nullptr) {
+		if (strict)
+			FAIL("%s: the GPU is not usable: %s", what, step);
+		else
+			std::printf("%s: not usable in this process (%s)\n", what, step);
+		return false;
+	}
 	std::printf("%s: a new doca_gpu, its memory and a kernel work\n", what);
+	return true;
+}
+
+/* The same in a new process (this program, "usable"), waited for (60 s at most). */
+static void check_gpu_usable_new_process(void)
+{
+	char self[] = "/proc/self/exe", arg[] = "usable";
+	char *args[] = {self, arg, nullptr};
+	int status = 0;
+	pid_t pid;
+
+	if (posix_spawn(&pid, "/proc/self/exe", nullptr, nullptr, args, environ) != 0) {
+		FAIL("spawning a new process failed");
+		return;
+	}
+	for (int i = 0; i < 60000; i++) {
+		if (waitpid(pid, &status, WNOHANG) == pid) {
+			if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+				FAIL("a new process could not use the GPU (status %#x)", status);
+			return;
+		}
+		usleep(1000);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	FAIL("a new process did not finish with the GPU within 60 s");
 }
 
 static int case_stream(void)
@@ -262,10 +317,14 @@ static int case_stream(void)
 	check_all_done(&rep, "rollback after the fault");
 	setup_finish(&su);
 
-	/* the context is lost for good; a reset gives the process a working GPU */
+	/*
+	 * The context is lost for good. cudaDeviceReset returns; whether this process gets a
+	 * working GPU back is the driver's choice (said, not checked); a new process must.
+	 */
 	(void)cudaStreamDestroy(su.stream);
 	CHECK_CUDA(cudaDeviceReset());
-	check_gpu_usable("after cudaDeviceReset");
+	(void)gpu_usable("this process after cudaDeviceReset", false);
+	check_gpu_usable_new_process();
 	std::printf("%s\n", failures ? "FAILED" : "PASSED");
 	return failures ? 1 : 0;
 }
@@ -375,7 +434,7 @@ static int case_oom(void)
 	std::printf("after: %zu MiB free (%zu MiB before)\n", free2 >> 20, free0 >> 20);
 	if (free2 + ((size_t)64 << 20) < free0)
 		FAIL("%zu MiB less free than before", (free0 - free2) >> 20);
-	check_gpu_usable("after the card was full");
+	(void)gpu_usable("after the card was full", true);
 	std::printf("%s\n", failures ? "FAILED" : "PASSED");
 	return failures ? 1 : 0;
 }
@@ -387,6 +446,8 @@ int main(int argc, char **argv)
 		return case_stream();
 	if (argc == 2 && std::strcmp(argv[1], "oom") == 0)
 		return case_oom();
-	std::fprintf(stderr, "usage: test_gpu_faults stream|oom\n");
+	if (argc == 2 && std::strcmp(argv[1], "usable") == 0)
+		return gpu_usable("a new process after the fault", true) && failures == 0 ? 0 : 1;
+	std::fprintf(stderr, "usage: test_gpu_faults stream|oom|usable\n");
 	return 2;
 }

@@ -323,7 +323,7 @@ int main(void)
 	if (std::strcmp(info.bus_id, std::strchr(lower, ':') - 4) != 0)
 		FAIL("info bus id %s, runtime says %s", info.bus_id, bus);
 	if (info.cc_major != major || info.cc_minor != minor || info.cc_overridden != 0 ||
-	    info.gdrcopy != 0 || info.primary_ctx_retained != 0 || info.device_ordinal != 0)
+	    info.gdrcopy != 0 || info.primary_ctx_retained != 1 || info.device_ordinal != 0)
 		FAIL("info: cc %d.%d overridden %d gdrcopy %d primary %d ordinal %d", info.cc_major,
 		     info.cc_minor, info.cc_overridden, info.gdrcopy, info.primary_ctx_retained,
 		     info.device_ordinal);

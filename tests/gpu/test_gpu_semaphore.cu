@@ -199,6 +199,17 @@ static void gpu_to_gpu(struct doca_gpu *gpu)
 	CHECK_STATUS(doca_gpu_semaphore_get_status(sem, 0, &st), DOCA_ERROR_NOT_SUPPORTED);
 	CHECK_CUDA(cudaStreamCreateWithFlags(&sp, cudaStreamNonBlocking));
 	CHECK_CUDA(cudaStreamCreateWithFlags(&sc, cudaStreamNonBlocking));
+	/*
+	 * Both kernels loaded before either runs: with CUDA's lazy loading (the default) the
+	 * second launch would load its kernel only after the first, which spins waiting for it,
+	 * has ended; the two would run one after the other and each wait would run out.
+	 */
+	{
+		cudaFuncAttributes fa;
+
+		CHECK_CUDA(cudaFuncGetAttributes(&fa, consumer));
+		CHECK_CUDA(cudaFuncGetAttributes(&fa, producer));
+	}
 	t0 = host_now_s();
 	consumer<<<1, 1, 0, sc>>>(h, ITEMS, 1, rc);
 	producer<<<1, 1, 0, sp>>>(h, ITEMS, rp);

@@ -127,6 +127,20 @@ syn_pair() {
 	PY
 }
 
+# A failure while the application runs: stop it (SIGINT, 10 s, then SIGKILL) so its totals
+# and log lines show, then fail.
+cfail() {
+	if [ -n "$app_pid" ]; then
+		kill -INT "$app_pid" 2>/dev/null
+		for _ in $(seq 200); do kill -0 "$app_pid" 2>/dev/null || break; sleep 0.05; done
+		kill -KILL "$app_pid" 2>/dev/null
+		wait "$app_pid" 2>/dev/null
+		app_pid=
+	fi
+	cat "$tmp"/*.out 2>/dev/null | tail -40
+	fail "$@"
+}
+
 run_case() {
 	local kind=$1 out=$tmp/$1.out code body q
 	echo "== $kind"
@@ -136,43 +150,43 @@ run_case() {
 	app_pid=$!
 	for _ in $(seq 200); do
 		grep -q '^gpp: answering' "$out" && break
-		kill -0 "$app_pid" 2>/dev/null || { cat "$out"; fail "$kind: the application exited"; }
+		kill -0 "$app_pid" 2>/dev/null || { cfail "$kind: the application exited"; }
 		sleep 0.05
 	done
-	grep -q '^gpp: answering' "$out" || { cat "$out"; fail "$kind: not answering after 10 s"; }
+	grep -q '^gpp: answering' "$out" || { cfail "$kind: not answering after 10 s"; }
 	# HTTP: the page, byte for byte, and a 404
 	body=$(ip netns exec "$nsb" curl -s -m 5 "http://$ipg/hello.txt") ||
-		{ cat "$out"; fail "$kind: curl /hello.txt failed"; }
-	[ "$body" = "hello from softdpu" ] || fail "$kind: /hello.txt gave '$body'"
+		{ cfail "$kind: curl /hello.txt failed"; }
+	[ "$body" = "hello from softdpu" ] || cfail "$kind: /hello.txt gave '$body'"
 	code=$(ip netns exec "$nsb" curl -s -m 5 -o "$tmp/index.html" -w '%{http_code}' \
-		"http://$ipg/index.html") || fail "$kind: curl /index.html failed"
+		"http://$ipg/index.html") || cfail "$kind: curl /index.html failed"
 	[ "$code" = 200 ] && grep -q 'softdpu GPU packet processing' "$tmp/index.html" ||
-		fail "$kind: /index.html gave status $code"
+		cfail "$kind: /index.html gave status $code"
 	code=$(ip netns exec "$nsb" curl -s -m 5 -o /dev/null -w '%{http_code}' "http://$ipg/nope")
-	[ "$code" = 404 ] || fail "$kind: /nope gave status $code"
+	[ "$code" = 404 ] || cfail "$kind: /nope gave status $code"
 	echo "PASS: $kind: curl got /hello.txt and /index.html (200) and /nope (404)"
 	# 50 DNS-like queries, one datagram each
 	q='\xab\xcd\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00\x07softdpu\x03org\x00\x00\x01\x00\x01'
 	ip netns exec "$nsb" bash -c "for i in \$(seq 50); do printf '$q' >/dev/udp/$ipg/53; done" ||
-		fail "$kind: sending the UDP queries failed"
+		cfail "$kind: sending the UDP queries failed"
 	# echo requests
 	r=$(pings 5)
-	[ "$r" = 5 ] || { cat "$out"; fail "$kind: $r of 5 echo replies"; }
+	[ "$r" = 5 ] || { cfail "$kind: $r of 5 echo replies"; }
 	echo "PASS: $kind: 5 of 5 echo replies"
 	r=$(syn_pair)
-	[ "$r" = 40002 ] || { cat "$out"; fail "$kind: SYN-ACKs to ports '$r' (want 40002 only)"; }
+	[ "$r" = 40002 ] || { cfail "$kind: SYN-ACKs to ports '$r' (want 40002 only)"; }
 	echo "PASS: $kind: a SYN with a wrong checksum got no answer, a right one did"
 	kill -INT "$app_pid"
 	for _ in $(seq 200); do kill -0 "$app_pid" 2>/dev/null || break; sleep 0.05; done
-	kill -0 "$app_pid" 2>/dev/null && fail "$kind: still running 10 s after SIGINT"
-	wait "$app_pid" || { cat "$out"; fail "$kind: exit status $?"; }
+	kill -0 "$app_pid" 2>/dev/null && cfail "$kind: still running 10 s after SIGINT"
+	wait "$app_pid" || { cfail "$kind: exit status $?"; }
 	app_pid=
 	cat "$out"
-	grep -q 'udp_queries=50 ' "$out" || fail "$kind: the 50 queries were not counted exactly"
-	grep -Eq 'icmp_replies=([5-9]|[1-9][0-9]+) ' "$out" || fail "$kind: echo replies not counted"
-	grep -Eq 'http_replies=([3-9]|[1-9][0-9]+) ' "$out" || fail "$kind: HTTP replies not counted"
-	grep -q 'send_errors=0 ' "$out" || fail "$kind: send errors"
-	! grep -q '\[ERR\]' "$out" || fail "$kind: errors were logged"
+	grep -q 'udp_queries=50 ' "$out" || cfail "$kind: the 50 queries were not counted exactly"
+	grep -Eq 'icmp_replies=([5-9]|[1-9][0-9]+) ' "$out" || cfail "$kind: echo replies not counted"
+	grep -Eq 'http_replies=([3-9]|[1-9][0-9]+) ' "$out" || cfail "$kind: HTTP replies not counted"
+	grep -q 'send_errors=0 ' "$out" || cfail "$kind: send errors"
+	! grep -q '\[ERR\]' "$out" || cfail "$kind: errors were logged"
 	echo "PASS: $kind: totals"
 }
 
