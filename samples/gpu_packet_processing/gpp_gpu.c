@@ -209,7 +209,9 @@ static doca_error_t queue_start(struct gpp_gpu *g, struct doca_dev *dev, int p, 
 			st = doca_eth_txq_get_gpu_handle(q->txq, &q->txq_gpu);
 		}
 		if (st == DOCA_SUCCESS)
-			st = gmem_alloc(g->gpu, dev, (size_t)GPP_GPU_THREADS * GPP_GPU_TX_SLOT,
+			st = gmem_alloc(g->gpu, dev,
+					(size_t)GPP_GPU_TX_REGIONS * GPP_GPU_THREADS *
+						GPP_GPU_TX_SLOT,
 					&q->tx);
 		if (st == DOCA_SUCCESS)
 			st = doca_mmap_get_mkey(q->tx.mmap, dev, &q->tx_mkey);

@@ -5,10 +5,11 @@
  * One persistent kernel per protocol queue (UDP, TCP, ICMP), each one block on a stream of its
  * own: it receives batches from its GPU receive queue (CYCLIC, packets in GPU memory), runs the
  * protocol function of gpp_proto.h on every packet (one thread per packet), sends the replies
- * (TCP and ICMP) from GPU memory through a GPU send queue of its own and waits, bounded, for
- * their completions before the reply slots are reused, and hands its counts to the statistics
- * thread through a semaphore ring (one item per batch while the CPU keeps up; counts of a
- * batch whose item the CPU has not freed yet are carried into the next item, never lost). At
+ * (TCP and ICMP) from GPU memory through a GPU send queue of its own (a batch's replies go to
+ * the next of GPP_GPU_TX_REGIONS reply regions, written again only once the replies that last
+ * used it have completed: the sends of several batches are in flight), and hands its counts to
+ * the statistics thread through a semaphore ring (one item per batch while the CPU keeps up;
+ * counts of a batch whose item the CPU has not freed yet are carried into the next item, never lost). At
  * the exit flag it publishes what it still holds (into the residual counts when no item is
  * free within GPP_GPU_FLUSH_NS) and ends.
  * SPDX-License-Identifier: BSD-3-Clause
@@ -33,9 +34,10 @@ struct doca_gpu_semaphore_gpu;
 #define GPP_GPU_THREADS 256	      /* per kernel (one block); also the largest batch */
 #define GPP_GPU_RX_PKTS 8192	      /* packets of a GPU receive queue's ring */
 #define GPP_GPU_RX_TIMEOUT_NS 100000u /* a receive call returns after 100 us with what it has */
-#define GPP_GPU_TX_DESC 1024	      /* descriptors of a GPU send queue */
+#define GPP_GPU_TX_DESC 4096	      /* descriptors of a GPU send queue: every reply slot */
 #define GPP_GPU_TX_SLOT 2048	      /* bytes of a reply slot (replies fit GPP_MAX_FRAME) */
-#define GPP_GPU_SEM_ITEMS 1024	      /* items of a kernel's semaphore ring */
+#define GPP_GPU_TX_REGIONS 16  /* reply regions of GPP_GPU_THREADS slots: batches in flight */
+#define GPP_GPU_SEM_ITEMS 1024 /* items of a kernel's semaphore ring */
 #define GPP_GPU_FLUSH_NS 200000000ull /* at exit: how long to wait for a free item (200 ms) */
 
 /* A kernel's counts of a stretch of batches: the custom info of a semaphore item. */
@@ -61,11 +63,11 @@ struct gpp_gpu_queue {
 	struct doca_gpu_eth_rxq *rxq;
 	struct doca_gpu_eth_txq *txq;	    /* NULL for UDP (nothing is sent) */
 	struct doca_gpu_semaphore_gpu *sem; /* GPP_GPU_SEM_ITEMS items of gpp_gpu_counts */
-	uint64_t tx_buf;		    /* GPU address of GPP_GPU_THREADS reply slots */
-	uint32_t tx_mkey;		    /* its mkey, network byte order */
-	struct gpp_gpu_counts *residual;    /* CPU-visible: counts no item could take at exit */
-	uint32_t *exit_flag;		    /* CPU-visible: 1 = stop */
-	uint32_t *error; /* CPU-visible: a receive or send error (doca_error_t) */
+	uint64_t tx_buf;  /* GPU address of GPP_GPU_TX_REGIONS x GPP_GPU_THREADS reply slots */
+	uint32_t tx_mkey; /* its mkey, network byte order */
+	struct gpp_gpu_counts *residual; /* CPU-visible: counts no item could take at exit */
+	uint32_t *exit_flag;		 /* CPU-visible: 1 = stop */
+	uint32_t *error;		 /* CPU-visible: a receive or send error (doca_error_t) */
 	struct gpp_host host;
 };
 

@@ -47,8 +47,8 @@ __device__ static bool gpp_publish(const struct gpp_gpu_queue &q, uint32_t *idx,
 	enum doca_gpu_semaphore_status st;
 	void *info = NULL;
 
-	if (p->batches == 0 && p->send_errors == 0)
-		return true;
+	if (p->batches == 0 && p->sent == 0 && p->send_errors == 0)
+		return true; /* nothing to hand over */
 	if (doca_gpu_dev_semaphore_get_status(q.sem, *idx, &st) != DOCA_SUCCESS ||
 	    st != DOCA_GPU_SEMAPHORE_STATUS_FREE ||
 	    doca_gpu_dev_semaphore_get_custom_info_addr(q.sem, *idx, &info) != DOCA_SUCCESS)
@@ -72,39 +72,57 @@ __device__ static void gpp_fail(const struct gpp_gpu_queue &q, uint32_t err)
 }
 
 /*
- * Wait for the completions of the n replies this batch posted (thread 0), one at a time so a
- * failed one is counted exactly; each wait is bounded and retried until the exit flag.
- * Returns how many completed without error; *errors gets the failed and unconfirmed ones.
+ * The send side of a kernel (thread 0's): replies posted and completions consumed so far, and
+ * for each reply region the posted count at the end of the batch that last wrote it. A region
+ * is written again only once every reply up to that count has completed (completions come in
+ * the order of the sends), so the engine never reads a slot being rewritten, and batches do not
+ * wait for their own replies: the sends of up to GPP_GPU_TX_REGIONS batches are in flight.
  */
-__device__ static uint32_t gpp_wait_sends(const struct gpp_gpu_queue &q, uint32_t n,
-					  uint32_t *errors)
+struct gpp_tx_state {
+	uint64_t posted, done;
+	uint64_t region_end[GPP_GPU_TX_REGIONS];
+	uint32_t sent, errors; /* completions consumed: ok / failed (not yet counted in pend) */
+};
+
+/*
+ * Consume one completion: 1 (counted in t), 0 none (NB: not there; B: the bounded wait ran
+ * out), -1 the queue failed (said, the exit flag set).
+ */
+__device__ static int gpp_consume_one(const struct gpp_gpu_queue &q, struct gpp_tx_state *t,
+				      enum doca_gpu_dev_eth_wait_flags mode)
 {
-	uint32_t ok = 0;
+	uint32_t n = 0;
+	doca_error_t ret =
+		doca_gpu_dev_eth_txq_poll_completion<DOCA_GPUNETIO_ETH_CQ_POLL_ALL,
+						     DOCA_GPUNETIO_ETH_RESOURCE_SHARING_MODE_CTA,
+						     DOCA_GPUNETIO_ETH_SYNC_SCOPE_CTA>(q.txq, 1,
+										       mode, &n);
 
-	while (n > 0) {
-		uint32_t done = 0;
-		doca_error_t ret = doca_gpu_dev_eth_txq_poll_completion<
-			DOCA_GPUNETIO_ETH_CQ_POLL_ALL, DOCA_GPUNETIO_ETH_RESOURCE_SHARING_MODE_CTA,
-			DOCA_GPUNETIO_ETH_SYNC_SCOPE_CTA>(q.txq, 1, DOCA_GPUNETIO_ETH_WAIT_FLAG_B,
-							  &done);
-
-		if (done == 1) {
-			n--;
-			if (ret == DOCA_SUCCESS)
-				ok++;
-			else
-				(*errors)++;
-			continue;
-		}
-		if (ret != DOCA_ERROR_TIME_OUT) {
-			gpp_fail(q, (uint32_t)ret);
-			break;
-		}
-		if (DOCA_GPUNETIO_VOLATILE(*q.exit_flag) != 0)
-			break;
+	if (n == 1) {
+		t->done++;
+		if (ret == DOCA_SUCCESS)
+			t->sent++;
+		else
+			t->errors++; /* UNEXPECTED: this send completed with an error */
+		return 1;
 	}
-	*errors += n; /* not confirmed: the application stops */
-	return ok;
+	if (ret == DOCA_SUCCESS || ret == DOCA_ERROR_TIME_OUT)
+		return 0;
+	gpp_fail(q, (uint32_t)ret);
+	return -1;
+}
+
+/* Consume completions until done reaches need (bounded waits, retried until the exit flag). */
+__device__ static bool gpp_wait_done(const struct gpp_gpu_queue &q, struct gpp_tx_state *t,
+				     uint64_t need)
+{
+	while (t->done < need) {
+		int r = gpp_consume_one(q, t, DOCA_GPUNETIO_ETH_WAIT_FLAG_B);
+
+		if (r < 0 || (r == 0 && DOCA_GPUNETIO_VOLATILE(*q.exit_flag) != 0))
+			return false;
+	}
+	return true;
 }
 
 template <enum gpp_gpu_proto proto>
@@ -114,10 +132,12 @@ __global__ void __launch_bounds__(GPP_GPU_THREADS) gpp_kernel(struct gpp_gpu_que
 	__shared__ uint32_t num_pkts;
 	__shared__ struct doca_gpu_dev_eth_rxq_attr attr[GPP_GPU_THREADS];
 	__shared__ struct gpp_batch b;
-	__shared__ uint32_t stop, rx_err;
+	__shared__ uint32_t stop, rx_err, region_ok;
 	const uint32_t tid = threadIdx.x;
 	struct gpp_gpu_counts pend = {}; /* thread 0's: not yet handed to the CPU */
+	struct gpp_tx_state tx = {};	 /* thread 0's */
 	uint32_t sem_idx = 0;
+	uint64_t batch = 0;
 
 	if (tid == 0)
 		rx_err = 0;
@@ -149,16 +169,41 @@ __global__ void __launch_bounds__(GPP_GPU_THREADS) gpp_kernel(struct gpp_gpu_que
 				gpp_fail(q, err);
 			break;
 		}
-		if (n == 0) {
-			if (tid == 0)
+		if (tid == 0) {
+			region_ok = 1;
+			if (proto != GPP_GPU_UDP) {
+				/* what completed meanwhile; then this batch's reply region must be free */
+				while (tx.done < tx.posted &&
+				       gpp_consume_one(q, &tx, DOCA_GPUNETIO_ETH_WAIT_FLAG_NB) == 1)
+					;
+				if (n != 0)
+					region_ok = gpp_wait_done(
+						q, &tx, tx.region_end[batch % GPP_GPU_TX_REGIONS]);
+			}
+			pend.sent += tx.sent;
+			pend.send_errors += tx.errors;
+			tx.sent = tx.errors = 0;
+			if (n == 0)
 				(void)gpp_publish(q, &sem_idx, &pend);
+		}
+		__syncthreads();
+		if (n == 0)
+			continue;
+		if (region_ok == 0) {
+			/* stopping, or the queue failed: the batch is counted, not answered */
+			if (tid == 0) {
+				pend.pkts += n;
+				pend.batches++;
+			}
 			continue;
 		}
 		if (tid < n) {
 			const uint8_t *f = (const uint8_t *)doca_gpu_dev_eth_rxq_get_pkt_addr(
 				q.rxq, first + tid);
 			const uint32_t len = attr[tid].bytes;
-			uint8_t *out = (uint8_t *)(q.tx_buf + (uint64_t)tid * GPP_GPU_TX_SLOT);
+			uint8_t *out = (uint8_t *)(q.tx_buf +
+						   ((batch % GPP_GPU_TX_REGIONS) * GPP_GPU_THREADS +
+						    tid) * (uint64_t)GPP_GPU_TX_SLOT);
 			uint32_t r = 0;
 
 			if (proto == GPP_GPU_UDP) {
@@ -198,29 +243,35 @@ __global__ void __launch_bounds__(GPP_GPU_THREADS) gpp_kernel(struct gpp_gpu_que
 		}
 		__syncthreads();
 		if (tid == 0) {
-			uint32_t errors = b.not_posted;
-			uint32_t sent = b.posted != 0 ? gpp_wait_sends(q, b.posted, &errors) : 0;
-
+			tx.posted += b.posted;
+			tx.region_end[batch % GPP_GPU_TX_REGIONS] = tx.posted;
 			pend.pkts += n;
 			pend.udp_queries += b.udp_queries;
 			pend.icmp_replies += b.icmp_replies;
 			pend.http_replies += b.http_replies;
 			pend.tcp_replies += b.tcp_replies;
-			pend.sent += sent;
-			pend.send_errors += errors;
+			pend.send_errors += b.not_posted;
 			pend.batches++;
 			(void)gpp_publish(q, &sem_idx, &pend);
 		}
-		/* the reply slots are free again: the next batch may write them */
+		batch++;
 	}
 	if (tid == 0) {
-		const uint64_t end = doca_gpu_dev_eth_query_globaltimer() + GPP_GPU_FLUSH_NS;
+		uint64_t end = doca_gpu_dev_eth_query_globaltimer() + GPP_GPU_FLUSH_NS;
 
+		/* the replies still in flight: their completions (bounded); the rest unconfirmed */
+		while (proto != GPP_GPU_UDP && tx.done < tx.posted &&
+		       doca_gpu_dev_eth_query_globaltimer() < end)
+			if (gpp_consume_one(q, &tx, DOCA_GPUNETIO_ETH_WAIT_FLAG_NB) < 0)
+				break;
+		pend.sent += tx.sent;
+		pend.send_errors += tx.errors + (uint32_t)(tx.posted - tx.done);
 		/* the CPU drains the ring until every kernel has ended: wait (bounded) for an item */
+		end = doca_gpu_dev_eth_query_globaltimer() + GPP_GPU_FLUSH_NS;
 		while (!gpp_publish(q, &sem_idx, &pend) &&
 		       doca_gpu_dev_eth_query_globaltimer() < end)
 			__nanosleep(10000);
-		if (pend.batches != 0 || pend.send_errors != 0) {
+		if (pend.batches != 0 || pend.sent != 0 || pend.send_errors != 0) {
 			const uint32_t *src = (const uint32_t *)&pend;
 			volatile uint32_t *dst = (volatile uint32_t *)q.residual;
 
