@@ -61,6 +61,7 @@ struct gpp_gpu_ctl {
 	uint32_t exit_flag;
 	uint32_t error;
 	struct gpp_gpu_counts residual[GPP_GPU_NB];
+	struct gpp_gpu_timing timing[GPP_GPU_NB];
 };
 
 struct gpp_gpu {
@@ -332,6 +333,7 @@ doca_error_t gpp_gpu_launch(struct gpp_gpu *g, const struct gpp_host *host,
 			.tx_buf = (uint64_t)(uintptr_t)q->tx.gpu,
 			.tx_mkey = __builtin_bswap32(q->tx_mkey),
 			.residual = &g->ctl_gpu->residual[p],
+			.timing = &g->ctl_gpu->timing[p],
 			.exit_flag = &g->ctl_gpu->exit_flag,
 			.error = &g->ctl_gpu->error,
 			.host = *host,
@@ -407,11 +409,19 @@ doca_error_t gpp_gpu_halt(struct gpp_gpu *g)
 		return result;
 	/* what the kernels left: the rings' last items, then the residual counts */
 	for (int p = 0; p < GPP_GPU_NB; p++) {
+		const struct gpp_gpu_timing *t = &g->ctl->timing[p];
+
 		if (g->q[p].sem == NULL)
 			continue;
 		drain(g, &g->q[p]);
 		gpp_gpu_total_add(&g->q[p].total, &g->ctl->residual[p]);
 		memset(&g->ctl->residual[p], 0, sizeof(g->ctl->residual[p]));
+		/* where the kernel's time went: the first thing to look at when a rate is low */
+		printf("gpp: %s kernel: %llu receive calls, %llu with packets; %.3f s receiving, "
+		       "%.3f s on the work and posting replies, %.3f s waiting for reply slots\n",
+		       proto_name[p], (unsigned long long)t->loops, (unsigned long long)t->batches,
+		       (double)t->recv_ns / 1e9, (double)t->work_ns / 1e9,
+		       (double)t->wait_ns / 1e9);
 	}
 	return DOCA_SUCCESS;
 }

@@ -52,6 +52,15 @@ struct gpp_gpu_counts {
 	uint32_t batches;      /* receive batches with packets */
 };
 
+/* Where a kernel's time went (thread 0's clock, globaltimer ns), written once at its end. */
+struct gpp_gpu_timing {
+	uint64_t loops;	  /* receive calls */
+	uint64_t batches; /* of them with packets */
+	uint64_t recv_ns; /* in the receive calls */
+	uint64_t work_ns; /* protocol work and posting the replies (the whole block) */
+	uint64_t wait_ns; /* waiting for reply regions to come free (completions) */
+};
+
 /* What a kernel gets (by value). */
 enum gpp_gpu_proto {
 	GPP_GPU_UDP,
@@ -66,6 +75,7 @@ struct gpp_gpu_queue {
 	uint64_t tx_buf;  /* GPU address of GPP_GPU_TX_REGIONS x GPP_GPU_THREADS reply slots */
 	uint32_t tx_mkey; /* its mkey, network byte order */
 	struct gpp_gpu_counts *residual; /* CPU-visible: counts no item could take at exit */
+	struct gpp_gpu_timing *timing;	 /* CPU-visible: written at exit */
 	uint32_t *exit_flag;		 /* CPU-visible: 1 = stop */
 	uint32_t *error;		 /* CPU-visible: a receive or send error (doca_error_t) */
 	struct gpp_host host;

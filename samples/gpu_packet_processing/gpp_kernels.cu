@@ -138,6 +138,8 @@ __global__ void __launch_bounds__(GPP_GPU_THREADS) gpp_kernel(struct gpp_gpu_que
 	struct gpp_tx_state tx = {};	 /* thread 0's */
 	uint32_t sem_idx = 0;
 	uint64_t batch = 0;
+	struct gpp_gpu_timing tm = {}; /* thread 0's */
+	uint64_t t0 = 0, t1 = 0;
 
 	if (tid == 0)
 		rx_err = 0;
@@ -153,6 +155,8 @@ __global__ void __launch_bounds__(GPP_GPU_THREADS) gpp_kernel(struct gpp_gpu_que
 		__syncthreads();
 		if (stop != 0)
 			break;
+		if (tid == 0)
+			t0 = doca_gpu_dev_eth_query_globaltimer();
 		ret = doca_gpu_dev_eth_rxq_recv<
 			DOCA_GPUNETIO_ETH_EXEC_SCOPE_BLOCK, DOCA_GPUNETIO_ETH_MCST_AUTO,
 			DOCA_GPUNETIO_ETH_NIC_HANDLER_AUTO, DOCA_GPUNETIO_ETH_RX_ATTR_ALL>(
@@ -170,6 +174,9 @@ __global__ void __launch_bounds__(GPP_GPU_THREADS) gpp_kernel(struct gpp_gpu_que
 			break;
 		}
 		if (tid == 0) {
+			t1 = doca_gpu_dev_eth_query_globaltimer();
+			tm.loops++;
+			tm.recv_ns += t1 - t0;
 			region_ok = 1;
 			if (proto != GPP_GPU_UDP) {
 				/* what completed meanwhile; then this batch's reply region must be free */
@@ -183,6 +190,8 @@ __global__ void __launch_bounds__(GPP_GPU_THREADS) gpp_kernel(struct gpp_gpu_que
 			pend.sent += tx.sent;
 			pend.send_errors += tx.errors;
 			tx.sent = tx.errors = 0;
+			t0 = doca_gpu_dev_eth_query_globaltimer();
+			tm.wait_ns += t0 - t1;
 			if (n == 0)
 				(void)gpp_publish(q, &sem_idx, &pend);
 		}
@@ -243,6 +252,8 @@ __global__ void __launch_bounds__(GPP_GPU_THREADS) gpp_kernel(struct gpp_gpu_que
 		}
 		__syncthreads();
 		if (tid == 0) {
+			tm.batches++;
+			tm.work_ns += doca_gpu_dev_eth_query_globaltimer() - t0;
 			tx.posted += b.posted;
 			tx.region_end[batch % GPP_GPU_TX_REGIONS] = tx.posted;
 			pend.pkts += n;
@@ -271,6 +282,13 @@ __global__ void __launch_bounds__(GPP_GPU_THREADS) gpp_kernel(struct gpp_gpu_que
 		while (!gpp_publish(q, &sem_idx, &pend) &&
 		       doca_gpu_dev_eth_query_globaltimer() < end)
 			__nanosleep(10000);
+		{
+			const uint64_t *src = (const uint64_t *)&tm;
+			volatile uint64_t *dst = (volatile uint64_t *)q.timing;
+
+			for (uint32_t i = 0; i < sizeof(tm) / sizeof(uint64_t); i++)
+				dst[i] = src[i];
+		}
 		if (pend.batches != 0 || pend.sent != 0 || pend.send_errors != 0) {
 			const uint32_t *src = (const uint32_t *)&pend;
 			volatile uint32_t *dst = (volatile uint32_t *)q.residual;
