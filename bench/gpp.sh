@@ -99,7 +99,7 @@ for kind in dns icmp syn; do
 	for _ in $(seq 200); do kill -0 "$app_pid" 2>/dev/null || break; sleep 0.05; done
 	wait "$app_pid" || { cat "$out" >&2; failed=1; }
 	app_pid=
-	grep -E '^gpp (totals|: [a-z]+ kernel)' "$out"
+	grep -E '^gpp( totals|: [a-z]+ kernel)' "$out"
 	# the same flood into a plain AF_PACKET receiver on the same end
 	ip netns exec "$nsb" "$blast" -i "$ifb" -s 98 -t $((secs + 2)) -S "$macb" -D "$maca" \
 		-a "$ipb" -b "$ipg" -k "$kind" >"$tmp/blast2-$kind.out" 2>&1 &
