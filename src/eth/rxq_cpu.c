@@ -33,7 +33,8 @@ static void ring_released(struct doca_eth_rxq *rxq)
 
 /*
  * What a NIC's completion says of a delivered frame's checksums, verified here since the
- * software NIC has no hardware to do it: l3_ok 0 for IPv4 with a wrong header checksum, l4_ok 0
+ * software NIC has no hardware to do it, when the application asks (a verification costs a pass
+ * over the frame; a receive path that never asks pays nothing), from the frame as received: l3_ok 0 for IPv4 with a wrong header checksum, l4_ok 0
  * for TCP or UDP with a wrong checksum (a UDP checksum 0 over IPv4 is "none"), 1 otherwise (not
  * IP, other protocols, nothing found wrong). A checksum a local sender left to offload
  * (CSUM_PARTIAL: the frame never crossed a wire), a truncated frame and a first fragment (its
@@ -48,7 +49,7 @@ static void csum_verdict(const uint8_t *f, uint32_t len, uint32_t flags, uint8_t
 
 	*l3_ok = (flags & SDP_RING_CQE_F_L3_CSUM_BAD) == 0;
 	*l4_ok = (flags & SDP_RING_CQE_F_L4_CSUM_BAD) == 0;
-	if ((flags & (SDP_RING_CQE_F_CSUM_PARTIAL | SDP_RING_CQE_F_TRUNCATED)) != 0 ||
+	if (f == NULL || (flags & (SDP_RING_CQE_F_CSUM_PARTIAL | SDP_RING_CQE_F_TRUNCATED)) != 0 ||
 	    !sdp_pkt_parse(f, len, &in))
 		return;
 	if (in.ip_ver == 4) {
@@ -81,6 +82,7 @@ static void fill_task(struct doca_eth_rxq *rxq, const struct sdp_ring_cqe *cqe, 
 
 	sdp_list_del(&task->link);
 	rxq->nwaiting--;
+	task->frame = NULL;
 	if (doca_buf_get_head(task->pkt, &head) != DOCA_SUCCESS ||
 	    doca_buf_get_len(task->pkt, &cap) != DOCA_SUCCESS) {
 		/* the buffer died under the task: nothing to store into */
@@ -99,7 +101,9 @@ static void fill_task(struct doca_eth_rxq *rxq, const struct sdp_ring_cqe *cqe, 
 	}
 	memcpy(head, slot, len);
 	(void)doca_buf_set_data(task->pkt, head, len);
-	csum_verdict(head, len, cqe->flags, &task->l3_ok, &task->l4_ok);
+	task->frame = head;
+	task->frame_len = len;
+	task->cqe_flags = cqe->flags;
 	if (status == DOCA_SUCCESS) {
 		rxq->packets++;
 		rxq->bytes += len;
@@ -343,6 +347,7 @@ void doca_eth_rxq_task_recv_set_pkt(struct doca_eth_rxq_task_recv *task_recv, st
 		return;
 	}
 	task_recv->pkt = pkt;
+	task_recv->frame = NULL; /* the frame received into the old buffer is not this one's */
 }
 
 doca_error_t doca_eth_rxq_task_recv_get_pkt(const struct doca_eth_rxq_task_recv *task_recv,
@@ -359,22 +364,26 @@ doca_error_t doca_eth_rxq_task_recv_get_pkt(const struct doca_eth_rxq_task_recv 
 doca_error_t doca_eth_rxq_task_recv_get_l3_ok(const struct doca_eth_rxq_task_recv *task_recv,
 					      uint8_t *l3_ok)
 {
+	uint8_t l4;
+
 	if (task_recv == NULL || l3_ok == NULL) {
 		sdp_error("task_recv_get_l3_ok: NULL argument");
 		return DOCA_ERROR_INVALID_VALUE;
 	}
-	*l3_ok = task_recv->l3_ok;
+	csum_verdict(task_recv->frame, task_recv->frame_len, task_recv->cqe_flags, l3_ok, &l4);
 	return DOCA_SUCCESS;
 }
 
 doca_error_t doca_eth_rxq_task_recv_get_l4_ok(const struct doca_eth_rxq_task_recv *task_recv,
 					      uint8_t *l4_ok)
 {
+	uint8_t l3;
+
 	if (task_recv == NULL || l4_ok == NULL) {
 		sdp_error("task_recv_get_l4_ok: NULL argument");
 		return DOCA_ERROR_INVALID_VALUE;
 	}
-	*l4_ok = task_recv->l4_ok;
+	csum_verdict(task_recv->frame, task_recv->frame_len, task_recv->cqe_flags, &l3, l4_ok);
 	return DOCA_SUCCESS;
 }
 

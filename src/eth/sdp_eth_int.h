@@ -174,8 +174,10 @@ struct doca_eth_rxq_task_recv {
 	struct doca_task task; /* first */
 	struct doca_eth_rxq *rxq;
 	struct doca_buf *pkt;
-	uint8_t l3_ok;
-	uint8_t l4_ok;
+	/* the received frame, for the checksum verdicts (computed when asked: rxq_cpu.c) */
+	const uint8_t *frame;
+	uint32_t frame_len;
+	uint32_t cqe_flags;   /* SDP_RING_CQE_F_* */
 	sdp_list_link_t link; /* in rxq->waiting */
 };
 

@@ -148,6 +148,8 @@ struct t_eth_rx {
 	uint64_t flushed;	     /* tasks completed with IO_FAILED (the stop flush) */
 	uint64_t resubmit_failed;    /* doca_task_submit refusals from the callback */
 	doca_error_t last_err;
+	uint8_t *l3_ok, *l4_ok; /* when set: each received frame's checksum verdicts, in order */
+	uint32_t verdicts_cap;	/* entries of l3_ok and l4_ok */
 };
 
 static void t_eth_rx_ok(struct doca_eth_rxq_task_recv *task, union doca_data task_user_data,
@@ -167,6 +169,10 @@ static void t_eth_rx_ok(struct doca_eth_rxq_task_recv *task, union doca_data tas
 		t_fail("a completed receive task has no readable packet buffer");
 		doca_task_free(t);
 		return;
+	}
+	if (rx->l3_ok != NULL && rx->received <= rx->verdicts_cap) {
+		T_OK(doca_eth_rxq_task_recv_get_l3_ok(task, &rx->l3_ok[rx->received - 1]));
+		T_OK(doca_eth_rxq_task_recv_get_l4_ok(task, &rx->l4_ok[rx->received - 1]));
 	}
 	if (rx->on_frame != NULL)
 		rx->on_frame(rx, data, len);

@@ -61,6 +61,49 @@ static uint32_t make_frame(uint8_t *f, uint32_t i, uint32_t seed)
 	return len;
 }
 
+/*
+ * Frames 2-7 of the receive set are IPv4 with known checksums, for the verdicts a REGULAR task
+ * reports (doca_eth_rxq_task_recv_get_l3_ok / _get_l4_ok): UDP right; UDP wrong; TCP with a
+ * wrong header checksum (the header untrusted: l4 not judged); TCP right; TCP wrong; UDP with
+ * checksum 0 (none). Every other frame is not IP: nothing to be wrong.
+ */
+#define CSUM_FIRST 2
+#define CSUM_LAST 7
+
+static uint32_t make_csum_frame(uint8_t *f, uint32_t i)
+{
+	const uint32_t len = 60 + i * 40, l4 = SDP_PKT_ETH_HLEN + SDP_PKT_IP4_HLEN;
+	const int tcp = i == 4 || i == 5 || i == 6;
+	static const uint8_t dst[6] = {2, 0x50, 0x43, 0x41, 0x50, 1},
+			     src[6] = {2, 0x50, 0x43, 0x41, 0x50, 2};
+	static const uint8_t sip[4] = {10, 9, 8, 1}, dip[4] = {10, 9, 8, 2};
+	uint8_t *ip = f + SDP_PKT_ETH_HLEN, *t = f + l4;
+
+	memset(f, 0, len);
+	for (uint32_t k = l4; k < len; k++)
+		f[k] = (uint8_t)(k * 7 + i);
+	sdp_pkt_eth_build(f, dst, src, SDP_PKT_ETHERTYPE_IPV4);
+	sdp_pkt_ip4_build(ip, (uint16_t)(len - SDP_PKT_ETH_HLEN), (uint16_t)i, SDP_PKT_IP4_DF,
+			  tcp ? SDP_PKT_PROTO_TCP : SDP_PKT_PROTO_UDP, sip, dip);
+	sdp_pkt_ip4_csum_set(ip);
+	if (tcp) {
+		sdp_pkt_tcp_build(t, 1000, 80, 1, 0, 0x02, 1024);
+		sdp_pkt_tcp_csum_set(t, len - l4,
+				     sdp_pkt_pseudo_sum(ip, 4, SDP_PKT_PROTO_TCP, len - l4));
+	} else {
+		sdp_pkt_udp_build(t, 1000, 53, (uint16_t)(len - l4));
+		if (i != 7)
+			sdp_pkt_udp_csum_set(
+				t, len - l4,
+				sdp_pkt_pseudo_sum(ip, 4, SDP_PKT_PROTO_UDP, len - l4));
+	}
+	if (i == 3 || i == 6)
+		f[len - 1] ^= 0x5a; /* the payload changed after the checksum */
+	if (i == 4)
+		ip[SDP_PKT_IP4_TTL]--; /* the header changed after its checksum */
+	return len;
+}
+
 static int write_rx_pcap(void)
 {
 	pcap_t *dead = pcap_open_dead(DLT_EN10MB, 65535);
@@ -114,6 +157,7 @@ static void on_frame(struct t_eth_rx *rx, const uint8_t *f, size_t len)
 
 static void test_rx(struct doca_devinfo *di)
 {
+	static uint8_t l3_ok[RX_FRAMES], l4_ok[RX_FRAMES];
 	struct rx_check chk = {0};
 	struct sdp_eth_rxq_counters rc = {0};
 	struct sdp_eth_port_counters pc = {0};
@@ -135,6 +179,9 @@ static void test_rx(struct doca_devinfo *di)
 		goto out_rx;
 	rx.user = &chk;
 	rx.on_frame = on_frame;
+	rx.l3_ok = l3_ok;
+	rx.l4_ok = l4_ok;
+	rx.verdicts_cap = RX_FRAMES;
 	t_eth_rx_start(&rx);
 	if (!t_eth_progress_until(pe, &rx.received, RX_FRAMES, 10))
 		t_fail("received %llu of %d frames within 10 s", (unsigned long long)rx.received,
@@ -143,6 +190,13 @@ static void test_rx(struct doca_devinfo *di)
 	T_EQ_INT(rx.received, RX_FRAMES);
 	T_EQ_INT(chk.next, RX_FRAMES);
 	T_EQ_INT(chk.wrong, 0);
+	for (uint32_t i = 0; i < RX_FRAMES; i++) {
+		uint8_t w3 = i == 4 ? 0 : 1, w4 = i == 3 || i == 6 ? 0 : 1;
+
+		if (l3_ok[i] != w3 || l4_ok[i] != w4)
+			t_fail("frame %u: l3_ok %u l4_ok %u, want %u %u", i, l3_ok[i], l4_ok[i], w3,
+			       w4);
+	}
 	T_EQ_INT(rx.errors, 0);
 	T_EQ_INT(rx.resubmit_failed, 0);
 	T_OK(sdp_eth_rxq_get_counters(rx.rxq, &rc));
@@ -280,7 +334,9 @@ int main(void)
 	snprintf(g_rx_path, sizeof(g_rx_path), "/tmp/sdp-eth-pcap-%d-rx.pcap", (int)getpid());
 	snprintf(g_tx_path, sizeof(g_tx_path), "/tmp/sdp-eth-pcap-%d-tx.pcap", (int)getpid());
 	for (uint32_t i = 0; i < RX_FRAMES; i++)
-		g_rx_lens[i] = make_frame(g_rx_frames[i], i, 1);
+		g_rx_lens[i] = i >= CSUM_FIRST && i <= CSUM_LAST ?
+				       make_csum_frame(g_rx_frames[i], i) :
+				       make_frame(g_rx_frames[i], i, 1);
 	for (uint32_t i = 0; i < TX_FRAMES; i++)
 		g_tx_lens[i] = make_frame(g_tx_frames[i], i, 2);
 	if (write_rx_pcap() != 0)
