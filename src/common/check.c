@@ -8,10 +8,8 @@
 
 SDP_LOG_COMPONENT("check");
 
-doca_error_t sdp_check_arg(const void *arg, const char *name, const char *func)
+doca_error_t sdp_check_arg_null(const char *name, const char *func)
 {
-	if (arg != NULL)
-		return DOCA_SUCCESS;
 	sdp_log_as(DOCA_LOG_LEVEL_ERROR, func, "NULL %s", name);
 	return DOCA_ERROR_INVALID_VALUE;
 }
