@@ -11,6 +11,7 @@
 
 #include "doca_buf.h"
 #include "doca_buf_inventory.h"
+#include "sdp_buf.h"
 #include "sdp_eth_int.h"
 #include "sdp_log.h"
 #include "softdpu/sdp_pkt.h"
@@ -76,21 +77,23 @@ static void fill_task(struct doca_eth_rxq *rxq, const struct sdp_ring_cqe *cqe, 
 	struct doca_eth_rxq_task_recv *task =
 		sdp_container_of(rxq->waiting.next, struct doca_eth_rxq_task_recv, link);
 	doca_error_t status = DOCA_SUCCESS;
-	void *head = NULL;
-	size_t cap = 0;
+	void *head;
+	size_t cap;
 	uint32_t len = cqe->len;
 
 	sdp_list_del(&task->link);
 	rxq->nwaiting--;
 	task->frame = NULL;
-	if (doca_buf_get_head(task->pkt, &head) != DOCA_SUCCESS ||
-	    doca_buf_get_len(task->pkt, &cap) != DOCA_SUCCESS) {
+	/* the buf's fields straight (sdp_buf.h): this runs per received frame */
+	if (task->pkt == NULL || task->pkt->refcount == 0) {
 		/* the buffer died under the task: nothing to store into */
 		sdp_warn("eth_rxq %p: receive task %p has no usable buffer", (void *)rxq,
 			 (void *)task);
 		sdp_task_complete(&task->task, DOCA_ERROR_INVALID_VALUE);
 		return;
 	}
+	head = task->pkt->head;
+	cap = task->pkt->len;
 	if (cap > rxq->max_packet_size)
 		cap = rxq->max_packet_size;
 	if ((cqe->flags & SDP_RING_CQE_F_TRUNCATED) != 0 || len > cap || cqe->wire_len > len) {
@@ -100,7 +103,8 @@ static void fill_task(struct doca_eth_rxq *rxq, const struct sdp_ring_cqe *cqe, 
 			len = (uint32_t)cap;
 	}
 	memcpy(head, slot, len);
-	(void)doca_buf_set_data(task->pkt, head, len);
+	task->pkt->data = head;
+	task->pkt->data_len = len;
 	task->frame = head;
 	task->frame_len = len;
 	task->cqe_flags = cqe->flags;
