@@ -21,6 +21,8 @@
 
 SDP_LOG_COMPONENT("pe");
 
+__thread struct doca_pe *sdp_pe_progressing;
+
 doca_error_t doca_pe_create(struct doca_pe **pe_out)
 {
 	struct epoll_event ev = {.events = EPOLLIN};
@@ -45,6 +47,7 @@ doca_error_t doca_pe_create(struct doca_pe **pe_out)
 	}
 	sdp_list_head_init(&pe->ctxs);
 	sdp_list_head_init(&pe->completed);
+	sdp_list_head_init(&pe->completed_local);
 	pe->event_mode = DOCA_PE_EVENT_MODE_PROGRESS_SELECTIVE;
 
 	pe->event_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -210,13 +213,17 @@ static int pe_run_completions(struct doca_pe *pe)
 	int made = 0;
 
 	sdp_list_head_init(&done);
-	/* Set under the lock by every completion: no lock needed to see there is none. */
-	if (!atomic_load_explicit(&pe->has_completed, memory_order_relaxed))
+	/* this thread's own completions: no lock */
+	sdp_list_splice_tail(&done, &pe->completed_local);
+	/* Set under the lock by every other completion: no lock needed to see there is none. */
+	if (atomic_load_explicit(&pe->has_completed, memory_order_relaxed)) {
+		sdp_pe_lock(pe);
+		sdp_list_splice_tail(&done, &pe->completed);
+		atomic_store_explicit(&pe->has_completed, 0, memory_order_relaxed);
+		sdp_pe_unlock(pe);
+	}
+	if (sdp_list_is_empty(&done))
 		return 0;
-	sdp_pe_lock(pe);
-	sdp_list_splice_tail(&done, &pe->completed);
-	atomic_store_explicit(&pe->has_completed, 0, memory_order_relaxed);
-	sdp_pe_unlock(pe);
 
 	while (!sdp_list_is_empty(&done)) {
 		struct doca_task *task = sdp_container_of(done.next, struct doca_task, link);
@@ -244,6 +251,7 @@ static int pe_run_completions(struct doca_pe *pe)
 
 uint8_t doca_pe_progress(struct doca_pe *pe)
 {
+	struct doca_pe *prev;
 	int made = 0;
 
 	if (pe == NULL) {
@@ -256,6 +264,8 @@ uint8_t doca_pe_progress(struct doca_pe *pe)
 		return 0;
 	}
 	pe->in_progress = 1;
+	prev = sdp_pe_progressing;
+	sdp_pe_progressing = pe;
 
 	if (atomic_load_explicit(&pe->kicked, memory_order_relaxed)) {
 		sdp_pe_lock(pe);
@@ -267,6 +277,20 @@ uint8_t doca_pe_progress(struct doca_pe *pe)
 	made |= pe_run_completions(pe);
 	made |= pe_for_each_ctx(pe, sdp_ctx_apply_pending);
 
+	sdp_pe_progressing = prev;
+	if (!sdp_list_is_empty(&pe->completed_local)) {
+		/*
+		 * Completed by the callbacks or the state changes: due at the next call, before
+		 * what other threads completed since (it came later: a completion joins this
+		 * list only while the shared one is empty).
+		 */
+		sdp_pe_lock(pe);
+		sdp_list_splice_tail(&pe->completed_local, &pe->completed);
+		sdp_list_splice_tail(&pe->completed, &pe->completed_local);
+		atomic_store_explicit(&pe->has_completed, 1, memory_order_relaxed);
+		sdp_pe_notify_locked(pe);
+		sdp_pe_unlock(pe);
+	}
 	pe->in_progress = 0;
 	return made ? 1 : 0;
 }

@@ -193,12 +193,18 @@ struct doca_pe {
 	size_t num_ctxs;
 	unsigned int ctxs_gen;	   /* bumped on every change of ctxs */
 	sdp_list_link_t completed; /* tasks whose callback is due (PE lock) */
-	size_t num_inflight;	   /* (PE lock) */
-	int epoll_fd;		   /* the notification handle */
-	int event_fd;		   /* inside epoll_fd; written to wake the application */
-	int armed;		   /* (PE lock) request_notification was called */
-	int signaled;		   /* (PE lock) event_fd holds a wake-up */
-	atomic_int kicked;	   /* (PE lock to set) work arrived while not armed */
+	/*
+	 * Tasks completed by the thread running doca_pe_progress on this PE, while it runs (that
+	 * thread only, no lock): what a context's progress completes on its own thread, the
+	 * per-packet case, skips the lock. Empty outside doca_pe_progress.
+	 */
+	sdp_list_link_t completed_local;
+	size_t num_inflight; /* (PE lock) */
+	int epoll_fd;	     /* the notification handle */
+	int event_fd;	     /* inside epoll_fd; written to wake the application */
+	int armed;	     /* (PE lock) request_notification was called */
+	int signaled;	     /* (PE lock) event_fd holds a wake-up */
+	atomic_int kicked;   /* (PE lock to set) work arrived while not armed */
 	/*
 	 * Set with `completed` (PE lock) and cleared when doca_pe_progress takes the list: an
 	 * idle progress call reads these two flags instead of taking the lock for each.
@@ -207,6 +213,9 @@ struct doca_pe {
 	int in_progress; /* doca_pe_progress is running (re-entrancy guard) */
 	enum doca_pe_event_mode event_mode;
 };
+
+/* The PE whose doca_pe_progress this thread is running (NULL: none). */
+extern __thread struct doca_pe *sdp_pe_progressing;
 
 static inline void sdp_pe_lock(struct doca_pe *pe)
 {

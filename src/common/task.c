@@ -44,6 +44,23 @@ void sdp_task_complete(struct doca_task *task, doca_error_t status)
 		return;
 	}
 	pe = task->ctx->pe;
+	if (sdp_pe_progressing == pe &&
+	    !atomic_load_explicit(&pe->has_completed, memory_order_relaxed)) {
+		/*
+		 * On the thread running this PE's progress, while no other thread's completion
+		 * waits: its own list, no lock. (Behind one that waits it queues after it, so
+		 * the callbacks keep the order of the completions.)
+		 */
+		if (task->state != SDP_TASK_SUBMITTED) {
+			sdp_error("%s task %p: completed while not submitted (completed twice?)",
+				  task_type(task), (void *)task);
+			return;
+		}
+		task->status = status;
+		task->state = SDP_TASK_COMPLETED;
+		sdp_list_add_tail(&pe->completed_local, &task->link);
+		return;
+	}
 	sdp_pe_lock(pe);
 	if (task->state != SDP_TASK_SUBMITTED) {
 		sdp_pe_unlock(pe);
