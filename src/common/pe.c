@@ -231,11 +231,14 @@ static int pe_run_completions(struct doca_pe *pe)
 		doca_task_completion_cb_t cb;
 
 		sdp_list_del(&task->link);
-		sdp_pe_lock(pe);
+		/*
+		 * No lock: a completed task and the in-flight counts are this thread's alone
+		 * (engines complete tasks under the lock and never touch them again; submit and
+		 * the stop checks run on the thread that progresses the PE).
+		 */
 		task->state = SDP_TASK_ALLOCATED; /* back to the application */
 		ctx->num_inflight--;
 		pe->num_inflight--;
-		sdp_pe_unlock(pe);
 
 		cb = task->status == DOCA_SUCCESS ? task->success_cb : task->error_cb;
 		if (cb != NULL)

@@ -115,7 +115,7 @@ struct doca_ctx {
 	union doca_data user_data;
 	doca_ctx_state_changed_callback_t state_changed_cb;
 	struct doca_gpu *gpu;	 /* doca_ctx_set_datapath_on_gpu */
-	size_t num_inflight;	 /* submitted, callback not yet run (PE lock) */
+	size_t num_inflight;	 /* submitted, callback not yet run (the PE's thread) */
 	size_t num_allocated;	 /* allocated and not yet freed */
 	doca_error_t last_error; /* cause of the last failed start */
 	/* Set from any thread under the PE lock, consumed by doca_pe_progress. */
@@ -199,7 +199,7 @@ struct doca_pe {
 	 * per-packet case, skips the lock. Empty outside doca_pe_progress.
 	 */
 	sdp_list_link_t completed_local;
-	size_t num_inflight; /* (PE lock) */
+	size_t num_inflight; /* (the PE's thread: submit and the callbacks) */
 	int epoll_fd;	     /* the notification handle */
 	int event_fd;	     /* inside epoll_fd; written to wake the application */
 	int armed;	     /* (PE lock) request_notification was called */
