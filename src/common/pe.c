@@ -21,7 +21,8 @@
 
 SDP_LOG_COMPONENT("pe");
 
-__thread struct doca_pe *sdp_pe_progressing;
+/* initial-exec: no __tls_get_addr call per completion (libdoca_common is linked, not loaded) */
+__thread struct doca_pe *sdp_pe_progressing __attribute__((tls_model("initial-exec")));
 
 doca_error_t doca_pe_create(struct doca_pe **pe_out)
 {

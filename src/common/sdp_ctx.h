@@ -215,7 +215,7 @@ struct doca_pe {
 };
 
 /* The PE whose doca_pe_progress this thread is running (NULL: none). */
-extern __thread struct doca_pe *sdp_pe_progressing;
+extern __thread struct doca_pe *sdp_pe_progressing __attribute__((tls_model("initial-exec")));
 
 static inline void sdp_pe_lock(struct doca_pe *pe)
 {
