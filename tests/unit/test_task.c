@@ -29,6 +29,8 @@ struct seen {
 	int nested_mode;     /* doca_pe_set_event_mode from inside a callback */
 	struct doca_pe *pe;
 	struct doca_task *kept; /* last task kept by the callback */
+	uint64_t order[16];	/* the task user data of each callback, in order */
+	int n_order;
 };
 
 static void on_done(struct doca_task *task, union doca_data task_ud, union doca_data ctx_ud, int ok)
@@ -39,6 +41,8 @@ static void on_done(struct doca_task *task, union doca_data task_ud, union doca_
 		s->ok++;
 	else
 		s->err++;
+	if (s->n_order < 16)
+		s->order[s->n_order++] = task_ud.u64;
 	s->last_status = doca_task_get_status(task);
 	s->last_task_ud = task_ud.u64;
 	s->last_ctx_ud = ctx_ud.ptr;
@@ -439,6 +443,76 @@ static void test_notification_wakeup(void)
 	env_down(&e);
 }
 
+/*
+ * Completions keep their order whichever thread makes them: one made by another thread, then
+ * one the context's progress makes on the PE's own thread (which skips the PE lock only while
+ * no other thread's completion waits), then again; and a task a callback resubmits and that
+ * completes at once is due at the next progress call, which the armed handle announces.
+ */
+static void test_completion_order(void)
+{
+	struct env e;
+	struct ttask *t[4];
+	doca_notification_handle_t h;
+	struct completer c;
+	struct pollfd pfd;
+	pthread_t thr;
+
+	env_up(&e);
+	e.seen.free_in_cb = 1;
+	for (int i = 0; i < 4; i++) {
+		T_OK(ttask_alloc(e.t, 1, ok_cb, err_cb, &t[i]));
+		doca_task_set_user_data(&t[i]->base, (union doca_data){.u64 = 10 + (uint64_t)i});
+	}
+	/* 10 completed by another thread, then 11 by the PE's progress */
+	T_OK(doca_task_submit(&t[0]->base));
+	c.t = e.t;
+	T_EQ_INT(pthread_create(&thr, NULL, complete_later, &c), 0);
+	pthread_join(thr, NULL);
+	T_OK(doca_task_submit(&t[1]->base));
+	e.t->complete_in_progress = 1;
+	T_EQ_INT(doca_pe_progress(e.pe), 1);
+	e.t->complete_in_progress = 0;
+	/* 12 by the PE's progress (nothing else waits: its own list), then 13 by another thread */
+	T_OK(doca_task_submit(&t[2]->base));
+	e.t->complete_in_progress = 1;
+	T_EQ_INT(doca_pe_progress(e.pe), 1);
+	e.t->complete_in_progress = 0;
+	T_OK(doca_task_submit(&t[3]->base));
+	T_EQ_INT(pthread_create(&thr, NULL, complete_later, &c), 0);
+	pthread_join(thr, NULL);
+	T_EQ_INT(doca_pe_progress(e.pe), 1);
+	T_EQ_INT(e.seen.n_order, 4);
+	for (int i = 0; i < 4 && i < e.seen.n_order; i++)
+		T_EQ_INT(e.seen.order[i], 10 + i);
+	T_EQ_INT(ctx_inflight(e.t), 0);
+	T_EQ_INT(pe_inflight(e.pe), 0);
+
+	/* resubmitted from its callback, completed at once: announced, due at the next call */
+	e.seen.free_in_cb = 0;
+	e.seen.resubmit_left = 1;
+	e.t->complete_in_submit = 1;
+	T_OK(ttask_alloc(e.t, 1, ok_cb, err_cb, &t[0]));
+	doca_task_set_user_data(&t[0]->base, (union doca_data){.u64 = 20});
+	T_OK(doca_task_submit(&t[0]->base));
+	T_EQ_INT(doca_pe_progress(e.pe), 1);
+	T_EQ_INT(e.seen.n_order, 5);
+	T_OK(doca_pe_get_notification_handle(e.pe, &h));
+	pfd.fd = h;
+	pfd.events = POLLIN;
+	T_OK(doca_pe_request_notification(e.pe));
+	T_EQ_INT(poll(&pfd, 1, 0), 1); /* the resubmitted task's completion is due */
+	T_OK(doca_pe_clear_notification(e.pe, h));
+	T_EQ_INT(doca_pe_progress(e.pe), 1);
+	T_EQ_INT(e.seen.n_order, 6);
+	T_EQ_INT(e.seen.order[5], 20);
+	T_EQ_INT(pe_inflight(e.pe), 0);
+	T_EQ_INT(doca_pe_progress(e.pe), 0);
+	doca_task_free(e.seen.kept);
+	e.t->complete_in_submit = 0;
+	env_down(&e);
+}
+
 int main(void)
 {
 	test_callbacks();
@@ -447,5 +521,6 @@ int main(void)
 	test_submit_errors();
 	test_inflight_and_stop();
 	test_notification_wakeup();
+	test_completion_order();
 	T_DONE();
 }
