@@ -119,11 +119,14 @@ static doca_error_t task_submit(struct doca_task *task, uint32_t flags)
 	struct doca_pe *pe = ctx->pe;
 	doca_error_t status;
 
-	sdp_pe_lock(pe);
+	/*
+	 * No lock: an ALLOCATED task and the in-flight counts are the PE thread's (docs/
+	 * architecture.md, "The progress engine"); a context type hands the task to an engine
+	 * thread through its own synchronised queue, which also carries this state to it.
+	 */
 	if (task->state != SDP_TASK_ALLOCATED) {
 		enum sdp_task_state state = task->state;
 
-		sdp_pe_unlock(pe);
 		sdp_error("%s task %p: cannot submit, it is %s", task_type(task), (void *)task,
 			  state == SDP_TASK_FREED ? "freed" : "already submitted");
 		return state == SDP_TASK_FREED ? DOCA_ERROR_INVALID_VALUE : DOCA_ERROR_IN_USE;
@@ -132,16 +135,13 @@ static doca_error_t task_submit(struct doca_task *task, uint32_t flags)
 	task->submit_flags = flags;
 	ctx->num_inflight++;
 	pe->num_inflight++;
-	sdp_pe_unlock(pe);
 
 	status = task->ops->submit(task);
 	if (status != DOCA_SUCCESS) {
 		/* The type logged why; the task is the caller's again. */
-		sdp_pe_lock(pe);
 		task->state = SDP_TASK_ALLOCATED;
 		ctx->num_inflight--;
 		pe->num_inflight--;
-		sdp_pe_unlock(pe);
 		return status;
 	}
 	/* The task may have completed already; its callback waits for doca_pe_progress. */
