@@ -206,15 +206,14 @@ __global__ void __launch_bounds__(GPP_GPU_THREADS) gpp_kernel(struct gpp_gpu_que
 			}
 			continue;
 		}
-		uint8_t *out =
-			(uint8_t *)(q.tx_buf + ((batch % GPP_GPU_TX_REGIONS) * GPP_GPU_THREADS +
-						tid) * (uint64_t)GPP_GPU_TX_SLOT);
-		uint32_t r = 0;
-
 		if (tid < n) {
 			const uint8_t *f = (const uint8_t *)doca_gpu_dev_eth_rxq_get_pkt_addr(
 				q.rxq, first + tid);
 			const uint32_t len = attr[tid].bytes;
+			uint8_t *out = (uint8_t *)(q.tx_buf +
+						   ((batch % GPP_GPU_TX_REGIONS) * GPP_GPU_THREADS +
+						    tid) * (uint64_t)GPP_GPU_TX_SLOT);
+			uint32_t r = 0;
 
 			if (proto == GPP_GPU_UDP) {
 				if (gpp_udp_query(&q.host, f, len))
@@ -238,24 +237,18 @@ __global__ void __launch_bounds__(GPP_GPU_THREADS) gpp_kernel(struct gpp_gpu_que
 						atomicAdd(&b.http_replies, 1u);
 				}
 			}
-		}
-		/*
-		 * The replies of a warp go out with one reservation (WARP scope: the lanes with a
-		 * reply take part): per-thread sends would make every replying thread of the block
-		 * contend on the queue's reservation word, which lives in host memory (the first
-		 * H100 rates: 0.008 Mpps, 115 us per reply, almost all of it posting).
-		 */
-		__syncwarp();
-		if (r != 0) {
-			doca_gpu_dev_eth_ticket_t ticket = ~0ull;
+			if (r != 0) {
+				doca_gpu_dev_eth_ticket_t ticket = ~0ull;
 
-			doca_gpu_dev_eth_txq_send<DOCA_GPUNETIO_ETH_RESOURCE_SHARING_MODE_CTA,
-						  DOCA_GPUNETIO_ETH_SYNC_SCOPE_CTA,
-						  DOCA_GPUNETIO_ETH_NIC_HANDLER_AUTO,
-						  DOCA_GPUNETIO_ETH_EXEC_SCOPE_WARP>(
-				q.txq, (uint64_t)(uintptr_t)out, q.tx_mkey, r,
-				DOCA_GPUNETIO_ETH_SEND_FLAG_NOTIFY, &ticket);
-			atomicAdd(ticket == ~0ull ? &b.not_posted : &b.posted, 1u);
+				doca_gpu_dev_eth_txq_send<
+					DOCA_GPUNETIO_ETH_RESOURCE_SHARING_MODE_CTA,
+					DOCA_GPUNETIO_ETH_SYNC_SCOPE_CTA,
+					DOCA_GPUNETIO_ETH_NIC_HANDLER_AUTO,
+					DOCA_GPUNETIO_ETH_EXEC_SCOPE_THREAD>(
+					q.txq, (uint64_t)(uintptr_t)out, q.tx_mkey, r,
+					DOCA_GPUNETIO_ETH_SEND_FLAG_NOTIFY, &ticket);
+				atomicAdd(ticket == ~0ull ? &b.not_posted : &b.posted, 1u);
+			}
 		}
 		__syncthreads();
 		if (tid == 0) {
