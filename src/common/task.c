@@ -35,9 +35,21 @@ void sdp_task_init(struct doca_task *task, const struct sdp_task_ops *ops, struc
 	ctx->num_allocated++;
 }
 
+/* Mark a submitted task completed and queue it on list; 0 (logged) when it was not submitted. */
+static int task_mark_completed(struct doca_task *task, doca_error_t status, sdp_list_link_t *list)
+{
+	if (task->state != SDP_TASK_SUBMITTED)
+		return 0;
+	task->status = status;
+	task->state = SDP_TASK_COMPLETED;
+	sdp_list_add_tail(list, &task->link);
+	return 1;
+}
+
 void sdp_task_complete(struct doca_task *task, doca_error_t status)
 {
 	struct doca_pe *pe;
+	int ok;
 
 	if (task == NULL || task->ctx == NULL || task->ctx->pe == NULL) {
 		sdp_error("cannot complete task %p: no task or no progress engine", (void *)task);
@@ -51,29 +63,19 @@ void sdp_task_complete(struct doca_task *task, doca_error_t status)
 		 * waits: its own list, no lock. (Behind one that waits it queues after it, so
 		 * the callbacks keep the order of the completions.)
 		 */
-		if (task->state != SDP_TASK_SUBMITTED) {
-			sdp_error("%s task %p: completed while not submitted (completed twice?)",
-				  task_type(task), (void *)task);
-			return;
+		ok = task_mark_completed(task, status, &pe->completed_local);
+	} else {
+		sdp_pe_lock(pe);
+		ok = task_mark_completed(task, status, &pe->completed);
+		if (ok) {
+			atomic_store_explicit(&pe->has_completed, 1, memory_order_relaxed);
+			sdp_pe_notify_locked(pe);
 		}
-		task->status = status;
-		task->state = SDP_TASK_COMPLETED;
-		sdp_list_add_tail(&pe->completed_local, &task->link);
-		return;
-	}
-	sdp_pe_lock(pe);
-	if (task->state != SDP_TASK_SUBMITTED) {
 		sdp_pe_unlock(pe);
+	}
+	if (!ok)
 		sdp_error("%s task %p: completed while not submitted (completed twice?)",
 			  task_type(task), (void *)task);
-		return;
-	}
-	task->status = status;
-	task->state = SDP_TASK_COMPLETED;
-	sdp_list_add_tail(&pe->completed, &task->link);
-	atomic_store_explicit(&pe->has_completed, 1, memory_order_relaxed);
-	sdp_pe_notify_locked(pe);
-	sdp_pe_unlock(pe);
 }
 
 /* Everything submit and try_submit check before handing the task to its type. */
