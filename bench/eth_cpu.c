@@ -55,6 +55,7 @@
 #include "doca_mmap.h"
 #include "doca_pe.h"
 #include "sdp_gen_payload.h"
+#include "bench_util.h"
 #include "sdp_provider.h"
 #include "sdp_provider_eth.h"
 #include "softdpu/eth.h"
@@ -110,18 +111,10 @@ struct cpu_snap {
 
 static uint64_t task_cpu_ns(const char *tid)
 {
-	char path[128];
-	unsigned long long run = 0;
-	FILE *f;
+	char path[300]; /* a d_name is at most 255 bytes */
 
 	snprintf(path, sizeof(path), "/proc/self/task/%s/schedstat", tid);
-	f = fopen(path, "r");
-	if (f == NULL)
-		return 0;
-	if (fscanf(f, "%llu", &run) != 1)
-		run = 0;
-	fclose(f);
-	return run;
+	return bench_read_u64(path);
 }
 
 static void cpu_snap(struct cpu_snap *s)
@@ -857,23 +850,6 @@ static void case_gen(void)
 	print_ratio(pps, peer);
 }
 
-/* The interface's rx_packets (sysfs of the current namespace); 0 when unreadable. */
-static uint64_t iface_rx_packets(void)
-{
-	char path[256];
-	unsigned long long v = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/sys/class/net/%s/statistics/rx_packets", g_opt.iface);
-	f = fopen(path, "r");
-	if (f == NULL)
-		return 0;
-	if (fscanf(f, "%llu", &v) != 1)
-		v = 0;
-	fclose(f);
-	return v;
-}
-
 static struct doca_dev *g_afp_dev;
 static struct sdp_eth_port_counters g_afp_pc[2];
 static uint64_t g_afp_offered[2];
@@ -883,7 +859,7 @@ static double g_afp_t[2];
 static void afpacket_edge(int end)
 {
 	SETUP(sdp_eth_dev_get_port_counters(g_afp_dev, &g_afp_pc[end]));
-	g_afp_offered[end] = iface_rx_packets();
+	g_afp_offered[end] = bench_iface_rx_packets(g_opt.iface);
 	g_afp_t[end] = now_s();
 }
 
