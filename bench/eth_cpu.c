@@ -4,7 +4,8 @@
  * invocation.
  *
  *   eth_cpu loop     [-s size] [-t secs] [-n tasks]
- *       a send queue on one loop device (send tasks re-submitted from their callbacks) and a
+ *       a send queue on one loop device (send tasks re-submitted from their callbacks without
+ *       DOCA_TASK_SUBMIT_FLAG_FLUSH, so each progress call sends them in one burst) and a
  *       receive queue on its peer (receive tasks re-submitted from their callbacks); frames
  *       received per second. Peer: two threads pumping the same frames through an in-process
  *       ring with memcpy in and memcpy out (the ceiling of a CPU copy path between two threads).
@@ -411,8 +412,9 @@ static void send_ok(struct doca_eth_txq_task_send *task, union doca_data task_us
 	(void)task_user_data;
 	(void)ctx_user_data;
 	g_tx.sent++;
-	if (g_tx.stop ||
-	    doca_task_submit(doca_eth_txq_task_send_as_doca_task(task)) != DOCA_SUCCESS)
+	/* no flush: the frames re-submitted by one progress call go in one burst at the next */
+	if (g_tx.stop || doca_task_submit_ex(doca_eth_txq_task_send_as_doca_task(task),
+					     DOCA_TASK_SUBMIT_FLAG_NONE) != DOCA_SUCCESS)
 		doca_task_free(doca_eth_txq_task_send_as_doca_task(task));
 }
 

@@ -213,8 +213,9 @@ struct doca_eth_txq {
 	int has_queue_id;
 	uint16_t queue_id;
 	struct sdp_eth_dport *dport; /* while started */
-	sdp_list_link_t backlog; /* txq_items the backend had no room for (application thread) */
-	uint8_t *stage;		 /* checksum offload: the frame as sent (dport->tx_lock) */
+	sdp_list_link_t backlog;     /* txq_items not sent yet, in order (application thread) */
+	int unpushed;		     /* the backlog has items never offered to the backend */
+	uint8_t *stage;		     /* checksum offload: the frame as sent (dport->tx_lock) */
 	struct sdp_eth_txq_counters counters; /* application thread; read by get_counters */
 	/* GPU data path (issue 5) */
 	struct sdp_eth_gpu_txq *gpu_tx; /* while started on the GPU */

@@ -43,7 +43,9 @@ static doca_error_t txq_stop(struct doca_ctx *ctx)
 		return DOCA_SUCCESS;
 	if (txq->gpu_tx != NULL)
 		sdp_eth_txq_gpu_stop(txq); /* txq_gpu.c */
-	/* tasks still in the backlog fail, in order (txq_cpu.c) */
+	/* what was submitted without a flush goes now; what the backend cannot take fails, in
+	 * order (txq_cpu.c) */
+	(void)sdp_eth_txq_backlog_push(txq);
 	sdp_eth_txq_backlog_fail(txq);
 	sdp_eth_dport_put(txq->dport);
 	txq->dport = NULL;
@@ -61,11 +63,30 @@ static int txq_progress(struct doca_ctx *ctx)
 	return sdp_eth_txq_backlog_push(txq); /* txq_cpu.c */
 }
 
+/* doca_ctx_flush_tasks and every submission with DOCA_TASK_SUBMIT_FLAG_FLUSH */
+static void txq_flush(struct doca_ctx *ctx)
+{
+	struct doca_eth_txq *txq = (struct doca_eth_txq *)ctx;
+
+	if (txq->dport != NULL && txq->gpu_tx == NULL)
+		(void)sdp_eth_txq_backlog_push(txq); /* txq_cpu.c */
+}
+
+/* Before the application sleeps: tasks that were never offered to the backend are work. */
+static int txq_arm(struct doca_ctx *ctx)
+{
+	const struct doca_eth_txq *txq = (const struct doca_eth_txq *)ctx;
+
+	return txq->dport != NULL && txq->gpu_tx == NULL && txq->unpushed;
+}
+
 static const struct sdp_ctx_ops txq_ctx_ops = {
 	.name = "eth_txq",
 	.start = txq_start,
 	.stop = txq_stop,
 	.progress = txq_progress,
+	.arm = txq_arm,
+	.flush = txq_flush,
 };
 
 /* ---- create / destroy / setters ------------------------------------------------------------- */

@@ -2,9 +2,12 @@
  * libdoca_eth: the send queue's CPU data path (doca_eth_txq_cpu_data_path.h): send tasks and
  * batch send tasks, and the backlog doca_pe_progress() retries.
  *
- * A submitted send task goes to the backend at once (tx_burst copies the frame). When the
- * backend is full, the task waits in the queue's backlog, in order, and doca_pe_progress()
- * retries; tasks still waiting when the queue stops complete with DOCA_ERROR_IO_FAILED.
+ * A send task submitted with DOCA_TASK_SUBMIT_FLAG_FLUSH (doca_task_submit) goes to the backend
+ * at once (tx_burst copies the frame); one submitted without it (doca_task_submit_ex) waits in
+ * the queue's backlog for doca_ctx_flush_tasks() or the next doca_pe_progress(), and the send
+ * tasks waiting then go in one burst (one backend call, one wake-up of the receiver). When the
+ * backend is full, tasks wait in the backlog, in order, and doca_pe_progress() retries; tasks
+ * still waiting when the queue stops complete with DOCA_ERROR_IO_FAILED.
  *
  * A batch send task (sdp_task_batch.h) goes the same way as one backlog entry: its frames go
  * to the backend in bursts, in order; when the backend is full the rest of the batch waits in
@@ -18,6 +21,7 @@
 #include <string.h>
 
 #include "doca_buf.h"
+#include "sdp_buf.h"
 #include "sdp_eth_int.h"
 #include "sdp_log.h"
 #include "sdp_task_batch.h"
@@ -27,6 +31,7 @@ SDP_LOG_COMPONENT("eth_txq");
 
 #define TXQ_MIN_FRAME SDP_PKT_ETH_HLEN /* an Ethernet header */
 #define TXQ_BATCH_MAX 128	       /* DOCA_TASK_BATCH_MAX_TASKS_NUMBER_128 */
+#define TXQ_PUSH_BURST 64	       /* send tasks handed to the backend in one tx_burst */
 
 /* ---- sending -------------------------------------------------------------------------------- */
 
@@ -81,20 +86,6 @@ static uint16_t txq_tx(struct doca_eth_txq *txq, struct sdp_pkt *pkts, uint16_t 
 	return taken;
 }
 
-/* Hand one frame to the backend: 1 taken, 0 full now. */
-static int send_one(struct doca_eth_txq *txq, struct doca_eth_txq_task_send *t)
-{
-	struct sdp_pkt pkt = {0};
-	void *data = NULL;
-	size_t len = 0;
-
-	(void)doca_buf_get_data(t->pkt, &data);
-	(void)doca_buf_get_data_len(t->pkt, &len);
-	pkt.data = data;
-	pkt.len = (uint32_t)len;
-	return txq_tx(txq, &pkt, 1) == 1;
-}
-
 /*
  * Send the batch's frames from b->next on, in bursts of the valid frames between bad ones.
  * Returns 1 when every frame has its status, 0 when the backend is full (b->next says where
@@ -145,21 +136,24 @@ static int batch_push(struct doca_eth_txq *txq, struct sdp_eth_txq_batch *b)
 	return 1;
 }
 
-/* Send what waits in the backlog, in order, while the backend takes it. */
+/*
+ * Send what waits in the backlog, in order, while the backend takes it: the send tasks that
+ * follow one another go in one burst (a task submitted without DOCA_TASK_SUBMIT_FLAG_FLUSH
+ * waits here for the next flush or progress call, so its frame shares the burst).
+ */
 int sdp_eth_txq_backlog_push(struct doca_eth_txq *txq)
 {
+	struct sdp_pkt pkts[TXQ_PUSH_BURST];
+	struct sdp_eth_txq_item *items[TXQ_PUSH_BURST];
 	int done = 0;
 
+	txq->unpushed = 0;
 	while (!sdp_list_is_empty(&txq->backlog)) {
 		struct sdp_eth_txq_item *it =
 			sdp_container_of(txq->backlog.next, struct sdp_eth_txq_item, link);
+		uint16_t n = 0, taken;
 
-		if (it->send != NULL) {
-			if (!send_one(txq, it->send))
-				break;
-			sdp_list_del(&it->link);
-			sdp_task_complete(&it->send->task, DOCA_SUCCESS);
-		} else {
+		if (it->batch != NULL) {
 			uint16_t before = it->batch->next;
 
 			if (!batch_push(txq, it->batch)) {
@@ -168,8 +162,31 @@ int sdp_eth_txq_backlog_push(struct doca_eth_txq *txq)
 			}
 			sdp_list_del(&it->link);
 			sdp_task_batch_complete(&it->batch->batch);
+			done = 1;
+			continue;
 		}
-		done = 1;
+		/* the run of send tasks at the head, checked at submission */
+		for (sdp_list_link_t *l = txq->backlog.next;
+		     l != &txq->backlog && n < TXQ_PUSH_BURST; l = l->next) {
+			struct sdp_eth_txq_item *s =
+				sdp_container_of(l, struct sdp_eth_txq_item, link);
+			const struct doca_buf *buf;
+
+			if (s->send == NULL)
+				break;
+			buf = s->send->pkt;
+			pkts[n] = (struct sdp_pkt){.data = (uint8_t *)buf->data,
+						   .len = (uint32_t)buf->data_len};
+			items[n++] = s;
+		}
+		taken = txq_tx(txq, pkts, n);
+		for (uint16_t i = 0; i < taken; i++) {
+			sdp_list_del(&items[i]->link);
+			sdp_task_complete(&items[i]->send->task, DOCA_SUCCESS);
+		}
+		done |= taken != 0;
+		if (taken < n)
+			break;
 	}
 	return done;
 }
@@ -231,12 +248,13 @@ static doca_error_t send_submit(struct doca_task *task)
 
 	if (status != DOCA_SUCCESS)
 		return status;
-	/* keep the order: nothing overtakes what already waits */
-	if (sdp_list_is_empty(&txq->backlog) && send_one(txq, t)) {
-		sdp_task_complete(task, DOCA_SUCCESS);
-		return DOCA_SUCCESS;
-	}
+	/*
+	 * In order behind what already waits. With DOCA_TASK_SUBMIT_FLAG_FLUSH (doca_task_submit)
+	 * the context's flush op pushes the backlog right after this; without it the frame waits
+	 * for doca_ctx_flush_tasks() or the next progress call and goes out with its neighbours.
+	 */
 	sdp_list_add_tail(&txq->backlog, &t->item.link);
+	txq->unpushed = 1;
 	return DOCA_SUCCESS;
 }
 
@@ -368,12 +386,9 @@ static doca_error_t batch_submit(struct doca_task_batch *batch)
 	b->next = 0;
 	for (uint16_t i = 0; i < batch->tasks_num; i++)
 		batch->status[i] = DOCA_SUCCESS;
-	/* keep the order: nothing overtakes what already waits */
-	if (sdp_list_is_empty(&txq->backlog) && batch_push(txq, b)) {
-		sdp_task_batch_complete(batch);
-		return DOCA_SUCCESS;
-	}
+	/* keep the order: nothing overtakes what already waits (send tasks not yet flushed too) */
 	sdp_list_add_tail(&txq->backlog, &b->item.link);
+	(void)sdp_eth_txq_backlog_push(txq);
 	return DOCA_SUCCESS;
 }
 

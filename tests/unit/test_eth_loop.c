@@ -261,6 +261,80 @@ out_flow:
 	doca_flow_destroy();
 }
 
+/*
+ * Send tasks submitted without DOCA_TASK_SUBMIT_FLAG_FLUSH wait for doca_ctx_flush_tasks(), the
+ * next flushing submission or the next progress call, then go in one burst, in order; the PE's
+ * notification is not armed while they wait.
+ */
+static void test_unflushed(struct doca_pe *pe, struct doca_eth_rxq *rxq, struct doca_eth_txq *txq,
+			   struct doca_buf **send_bufs)
+{
+	struct sdp_eth_txq_counters tc;
+	struct doca_eth_rxq_task_recv *rt = NULL;
+	struct doca_eth_txq_task_send *st[5] = {NULL};
+	doca_notification_handle_t fd = -1;
+	int sent0 = g_send_ok, recv0 = g_recv_ok;
+	uint64_t pk0;
+
+	for (int i = 0; i < 5; i++) {
+		T_OK(doca_eth_rxq_task_recv_allocate_init(
+			rxq, g_recv_bufs[i], (union doca_data){.u64 = (uint64_t)i}, &rt));
+		T_OK(doca_task_submit(doca_eth_rxq_task_recv_as_doca_task(rt)));
+		T_OK(doca_eth_txq_task_send_allocate_init(txq, send_bufs[10 + i],
+							  (union doca_data){0}, &st[i]));
+	}
+	T_OK(sdp_eth_txq_get_counters(txq, &tc));
+	pk0 = tc.packets;
+	T_STATUS(doca_task_submit_ex(doca_eth_txq_task_send_as_doca_task(st[0]), 1u << 7),
+		 DOCA_ERROR_INVALID_VALUE);
+	/* two without a flush: the backend has seen nothing */
+	T_OK(doca_task_submit_ex(doca_eth_txq_task_send_as_doca_task(st[0]),
+				 DOCA_TASK_SUBMIT_FLAG_NONE));
+	T_OK(doca_task_submit_ex(doca_eth_txq_task_send_as_doca_task(st[1]),
+				 DOCA_TASK_SUBMIT_FLAG_OPTIMIZE_REPORTS));
+	T_OK(sdp_eth_txq_get_counters(txq, &tc));
+	T_EQ_INT(tc.packets, pk0);
+	/* work waits: arming the notification signals the handle at once */
+	T_OK(doca_pe_get_notification_handle(pe, &fd));
+	T_OK(doca_pe_request_notification(pe));
+	T_EQ_INT(t_readable(fd, 0), 1);
+	T_OK(doca_pe_clear_notification(pe, fd));
+	doca_ctx_flush_tasks(doca_eth_txq_as_doca_ctx(txq));
+	T_OK(sdp_eth_txq_get_counters(txq, &tc));
+	T_EQ_INT(tc.packets, pk0 + 2);
+	/* one without, then one with: both go with the second */
+	T_OK(doca_task_submit_ex(doca_eth_txq_task_send_as_doca_task(st[2]),
+				 DOCA_TASK_SUBMIT_FLAG_NONE));
+	T_OK(sdp_eth_txq_get_counters(txq, &tc));
+	T_EQ_INT(tc.packets, pk0 + 2);
+	T_OK(doca_task_submit(doca_eth_txq_task_send_as_doca_task(st[3])));
+	T_OK(sdp_eth_txq_get_counters(txq, &tc));
+	T_EQ_INT(tc.packets, pk0 + 4);
+	/* one without: the next progress call sends it */
+	T_OK(doca_task_submit_ex(doca_eth_txq_task_send_as_doca_task(st[4]),
+				 DOCA_TASK_SUBMIT_FLAG_NONE));
+	progress_until(pe, &g_send_ok, sent0 + 5);
+	progress_until(pe, &g_recv_ok, recv0 + 5);
+	T_EQ_INT(g_send_ok, sent0 + 5);
+	T_EQ_INT(g_recv_ok, recv0 + 5);
+	T_OK(sdp_eth_txq_get_counters(txq, &tc));
+	T_EQ_INT(tc.packets, pk0 + 5);
+	for (int k = 0; k < 5 && g_recv_ok == recv0 + 5; k++) {
+		uint8_t want[SLOT];
+		void *data = NULL;
+		size_t len = 0;
+
+		/* in submission order, each frame as sent */
+		T_EQ_INT(g_recv_order[recv0 + k], k);
+		T_OK(doca_buf_get_data(g_recv_bufs[k], &data));
+		T_OK(doca_buf_get_data_len(g_recv_bufs[k], &len));
+		frame_fill(want, (uint32_t)(10 + k));
+		T_EQ_INT(len, frame_len((uint32_t)(10 + k)));
+		if (len == frame_len((uint32_t)(10 + k)) && memcmp(data, want, len) != 0)
+			t_fail("unflushed frame %d differs from what was sent", 10 + k);
+	}
+}
+
 static void test_caps(struct doca_devinfo *loop, struct doca_devinfo *host)
 {
 	uint32_t v = 0;
@@ -562,6 +636,7 @@ int main(void)
 	T_STATUS(sdp_eth_txq_get_counters(txq, NULL), DOCA_ERROR_INVALID_VALUE);
 
 	test_steering(pe, dev_b, rxq, txq, inv, mmap, send_bufs);
+	test_unflushed(pe, rxq, txq, send_bufs);
 
 	/* ---- stop flushes waiting receive tasks through the error callback ---- */
 	for (int i = 0; i < 2; i++) {

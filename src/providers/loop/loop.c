@@ -301,10 +301,14 @@ static void sig_raise(struct loop_sig *sig)
 }
 
 /*
- * Drain the eventfd before looking for work: a raise that lands after the drain leaves the fd
- * readable, one that landed before it is covered by the look at the work that follows. (An
- * earlier version saved system calls with a "raised" flag; its drain could clear the flag after
- * a concurrent raise and lose every later wake-up.)
+ * Wake-ups cost a system call each, so they follow the rings' edges: the sender raises the
+ * receiver's rx_sig only when a ring goes from empty to non-empty, and the receiver drains it only
+ * once every ring it reads is empty, then looks at them again and raises it itself when a frame
+ * came in between (its raise may have landed before the drain). So the fd is readable whenever a
+ * frame waits. The same for room: the sender drains its tx_sig when it finds the ring full (under
+ * the ring's lock, before it sets want_room), the receiver raises it when it makes room for a
+ * sender that asked. (An earlier version saved system calls with a "raised" flag; its drain could
+ * clear the flag after a concurrent raise and lose every later wake-up.)
  */
 static void sig_drain(struct loop_sig *sig)
 {
@@ -574,6 +578,7 @@ static uint16_t loop_tx_burst(struct sdp_eth_port *port, uint16_t q, const struc
 	uint64_t ts;
 	uint16_t i;
 	uint32_t added = 0;
+	int was_empty;
 
 	if (port == NULL || pkts == NULL || q >= port->nb_txq) {
 		sdp_error("loop tx_burst: port %p, pkts %p, queue %u of %u", (void *)port,
@@ -583,7 +588,6 @@ static uint16_t loop_tx_burst(struct sdp_eth_port *port, uint16_t q, const struc
 	if (n == 0)
 		return 0;
 	ring = &port->wire->rings[port->end][q];
-	sig_drain(&port->txs[q]);
 	ts = now_realtime_ns();
 	pthread_mutex_lock(&ring->lock);
 	if (ring->rx_sig == NULL) {
@@ -598,6 +602,7 @@ static uint16_t loop_tx_burst(struct sdp_eth_port *port, uint16_t q, const struc
 		pthread_mutex_unlock(&ring->lock);
 		return n;
 	}
+	was_empty = ring->count == 0;
 	for (i = 0; i < n; i++) {
 		const struct sdp_pkt *pkt = &pkts[i];
 		uint32_t idx;
@@ -622,9 +627,12 @@ static uint16_t loop_tx_burst(struct sdp_eth_port *port, uint16_t q, const struc
 		ring->count++;
 		added++;
 	}
-	if (i < n)
+	if (i < n) {
+		/* a raise of tx_sig from now on is for room made after this look */
+		sig_drain(&port->txs[q]);
 		ring->want_room = 1;
-	if (added != 0)
+	}
+	if (added != 0 && was_empty)
 		sig_raise(ring->rx_sig);
 	pthread_mutex_unlock(&ring->lock);
 	return i;
@@ -643,7 +651,6 @@ static uint16_t loop_rx_burst(struct sdp_eth_port *port, uint16_t q, struct sdp_
 		return 0;
 	}
 	wire = port->wire;
-	sig_drain(&port->rxs[q]);
 	for (uint32_t j = q; j < wire->queues; j += port->nb_rxq) {
 		struct loop_ring *ring = &wire->rings[1 - port->end][j];
 
@@ -676,8 +683,19 @@ static uint16_t loop_rx_burst(struct sdp_eth_port *port, uint16_t q, struct sdp_
 		}
 		pthread_mutex_unlock(&ring->lock);
 	}
-	if (leftover)
-		sig_raise(&port->rxs[q]);
+	if (!leftover) {
+		/* every ring read is empty: drain, then look again (see sig_drain) */
+		sig_drain(&port->rxs[q]);
+		for (uint32_t j = q; j < wire->queues && !leftover; j += port->nb_rxq) {
+			struct loop_ring *ring = &wire->rings[1 - port->end][j];
+
+			pthread_mutex_lock(&ring->lock);
+			leftover = ring->count != 0;
+			pthread_mutex_unlock(&ring->lock);
+		}
+		if (leftover)
+			sig_raise(&port->rxs[q]);
+	}
 	return got;
 }
 
