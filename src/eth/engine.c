@@ -111,6 +111,63 @@ static void notify_consumers(struct sdp_eth_dport *dport, int more)
 	}
 }
 
+/*
+ * One receive queue and no flow port: every frame goes to that queue, so the backend writes
+ * straight into the ring positions the frames will take (the ring's slots, or the packet slots
+ * of a GPU queue on mapped host memory) and they are published where they lie: no staging copy,
+ * no classification. Only when those positions are free now (released by the consumer): a
+ * CYCLIC ring that would overwrite takes the staged path, whose reservation does the handshake
+ * with the consumer. Returns the frames taken, or -1 when this burst cannot go directly.
+ * (dport->lock: the queue cannot stop under the backend's writes.)
+ */
+static int engine_rx_direct(struct sdp_eth_dport *dport, uint32_t budget, uint64_t *bytes)
+{
+	struct sdp_pkt pkts[SDP_ETH_RX_BURST];
+	struct doca_eth_rxq *rxq;
+	struct sdp_ring_hdr *r;
+	uint32_t pos0;
+	uint16_t got = 0;
+
+	if (sdp_list_is_empty(&dport->rxqs) || dport->rxqs.next->next != &dport->rxqs)
+		return -1;
+	rxq = sdp_container_of(dport->rxqs.next, struct doca_eth_rxq, dport_link);
+	r = rxq->ring;
+	if (sdp_ring_rx_room(r) < budget)
+		return -1;
+	/* the producer's next positions: only this thread reserves */
+	pos0 = __atomic_load_n(&r->resv, __ATOMIC_RELAXED);
+	for (uint32_t i = 0; i < budget; i++) {
+		uint32_t cap = r->slot_size;
+		void *dst = rxq->gpu_rx != NULL ? sdp_eth_gpu_rx_dest(rxq, pos0 + i, &cap) :
+						  sdp_ring_rx_slot(r, pos0 + i);
+
+		pkts[i] = (struct sdp_pkt){.data = dst, .cap = cap};
+	}
+	for (uint16_t q = 0; q < dport->info.nb_rxq && got < budget; q++)
+		got += dport->ops->rx_burst(dport->port, q, pkts + got, (uint16_t)(budget - got));
+	for (uint16_t i = 0; i < got; i++) {
+		uint32_t pos, flags = pkts[i].flags & SDP_ETH_PKT_CQE_FLAGS;
+		void *slot;
+
+		*bytes += pkts[i].len;
+		if (rxq->gpu_rx != NULL) {
+			sdp_eth_gpu_rx_push(rxq, &pkts[i]);
+			continue;
+		}
+		slot = sdp_ring_rx_reserve(r, &pos); /* pos0 + i: the room was checked */
+		if (slot == NULL)
+			continue; /* counted by the ring */
+		if (slot != pkts[i].data)
+			memcpy(slot, pkts[i].data, pkts[i].len);
+		sdp_ring_rx_publish(r, pos, pkts[i].len, pkts[i].wire_len, flags, pkts[i].ts_ns);
+	}
+	if (got != 0) {
+		rxq->eng_touched = 1;
+		notify_consumers(dport, got == SDP_ETH_RX_BURST);
+	}
+	return got;
+}
+
 /* One burst of at most budget frames from the backend into the rings; returns frames taken. */
 static unsigned int engine_rx(struct sdp_eth_dport *dport, uint32_t budget)
 {
@@ -121,15 +178,30 @@ static unsigned int engine_rx(struct sdp_eth_dport *dport, uint32_t budget)
 
 	if (budget > SDP_ETH_RX_BURST)
 		budget = SDP_ETH_RX_BURST;
+	/* looked up per burst: the application may start or replace its flow port any time */
+	flow = sdp_flow_port_get(dport->dev);
+	if (flow == NULL) {
+		int direct;
+
+		pthread_mutex_lock(&dport->lock);
+		direct = engine_rx_direct(dport, budget, &bytes);
+		pthread_mutex_unlock(&dport->lock);
+		if (direct >= 0) {
+			cnt_add(&dport->rx_packets, (uint64_t)direct);
+			cnt_add(&dport->rx_bytes, bytes);
+			return (unsigned int)direct;
+		}
+	}
 	for (uint32_t i = 0; i < budget; i++)
 		pkts[i] = (struct sdp_pkt){.data = dport->stage + (size_t)i * SDP_ETH_MAX_FRAME,
 					   .cap = SDP_ETH_MAX_FRAME};
 	for (uint16_t q = 0; q < dport->info.nb_rxq && got < budget; q++)
 		got += dport->ops->rx_burst(dport->port, q, pkts + got, (uint16_t)(budget - got));
-	if (got == 0)
+	if (got == 0) {
+		if (flow != NULL)
+			sdp_flow_port_put(flow);
 		return 0;
-	/* looked up per burst: the application may start or replace its flow port any time */
-	flow = sdp_flow_port_get(dport->dev);
+	}
 	pthread_mutex_lock(&dport->lock);
 	for (uint16_t i = 0; i < got; i++) {
 		uint16_t queue_id = 0;

@@ -330,12 +330,15 @@ void sdp_eth_gpu_rx_push(struct doca_eth_rxq *rxq, const struct sdp_pkt *pkt)
 		flags |= SDP_RING_CQE_F_TRUNCATED;
 	}
 	if (g->pkt_cpu != NULL) {
-		memcpy(g->pkt_cpu + (size_t)(pos & rxq->ring->slot_mask) * g->stride, pkt->data,
-		       len);
+		uint8_t *dst = g->pkt_cpu + (size_t)(pos & rxq->ring->slot_mask) * g->stride;
+
+		if (dst != pkt->data) /* else the backend wrote it in place (engine_rx_direct) */
+			memcpy(dst, pkt->data, len);
 		sdp_ring_rx_publish(rxq->ring, pos, len, pkt->wire_len, flags, pkt->ts_ns);
 		return;
 	}
-	memcpy(slot, pkt->data, len);
+	if (slot != pkt->data)
+		memcpy(slot, pkt->data, len);
 	g->pend[g->end % RX_PEND].pos = pos;
 	g->pend[g->end % RX_PEND].len = len;
 	g->pend[g->end % RX_PEND].wire_len = pkt->wire_len;
@@ -405,6 +408,17 @@ void sdp_eth_gpu_rx_flush(struct doca_eth_rxq *rxq, int more)
 	}
 	rx_retire(rxq, 0);
 	sdp_gpu_ctx_pop(g->gpu);
+}
+
+void *sdp_eth_gpu_rx_dest(const struct doca_eth_rxq *rxq, uint32_t pos, uint32_t *cap)
+{
+	const struct sdp_eth_gpu_rxq *g = rxq->gpu_rx;
+
+	*cap = g->stride;
+	if (g->pkt_cpu != NULL)
+		return g->pkt_cpu + (size_t)(pos & rxq->ring->slot_mask) * g->stride;
+	*cap = rxq->ring->slot_size;
+	return sdp_ring_rx_slot(rxq->ring, pos);
 }
 
 int sdp_eth_gpu_rx_inflight(const struct doca_eth_rxq *rxq)

@@ -287,6 +287,10 @@ void sdp_eth_gpu_rxq_stop(struct doca_eth_rxq *rxq);
  * more frames.
  */
 void sdp_eth_gpu_rx_push(struct doca_eth_rxq *rxq, const struct sdp_pkt *pkt);
+/* Where the frame of ring position pos belongs (*cap: its room): the packet slot of a queue on
+ * mapped host memory, else the ring slot it is staged in for the copy engine. A frame the backend
+ * wrote there is pushed without a copy. */
+void *sdp_eth_gpu_rx_dest(const struct doca_eth_rxq *rxq, uint32_t pos, uint32_t *cap);
 void sdp_eth_gpu_rx_flush(struct doca_eth_rxq *rxq, int more);
 /* Whether frames of the queue are staged or copies in flight (completions not published). */
 int sdp_eth_gpu_rx_inflight(const struct doca_eth_rxq *rxq);

@@ -235,18 +235,69 @@ out:
 	free(r.seen);
 }
 
+/*
+ * Frames longer than the queue's max packet size (TRUNC_SIZE bytes into a 512-byte queue): the
+ * backend writes each straight into the ring (one queue, no flow port) and cuts it at the slot;
+ * every task completes with DOCA_ERROR_TOO_BIG and the frame's first bytes, each counted.
+ */
+#define TRUNC_COUNT NB_TASKS /* a task that fails is not submitted again */
+#define TRUNC_SIZE 1514
+#define TRUNC_MAX 512
+static void run_trunc(struct doca_devinfo *di)
+{
+	struct sdp_eth_rxq_counters rc = {0};
+	struct doca_dev *dev = NULL;
+	struct doca_pe *pe = NULL;
+	struct t_eth_mem mem;
+	struct t_eth_rx rx;
+
+	T_OK(doca_dev_open(di, &dev));
+	if (dev == NULL)
+		return;
+	T_OK(doca_pe_create(&pe));
+	if (t_eth_mem_init(&mem, (size_t)NB_TASKS * T_ETH_SLOT, &dev, 1, NB_TASKS) != 0)
+		goto out_mem;
+	if (t_eth_rx_init(&rx, pe, dev, &mem, 0, NB_TASKS, TRUNC_MAX) != 0)
+		goto out_rx;
+	t_eth_rx_start(&rx);
+	(void)t_eth_progress_until(pe, &rx.errors, TRUNC_COUNT, DEADLINE_S);
+	t_eth_progress_for(pe, 0.1); /* nothing beyond the count */
+	T_EQ_INT(rx.errors, TRUNC_COUNT);
+	T_EQ_INT(rx.last_err, DOCA_ERROR_TOO_BIG);
+	T_EQ_INT(rx.received, 0);
+	T_OK(sdp_eth_rxq_get_counters(rx.rxq, &rc));
+	T_EQ_INT(rc.truncated, TRUNC_COUNT);
+	T_EQ_INT(rc.ring_packets, TRUNC_COUNT);
+	T_EQ_INT(rc.drops, 0);
+	{
+		doca_error_t st = doca_ctx_stop(doca_eth_rxq_as_doca_ctx(rx.rxq));
+
+		T_TRUE(st == DOCA_SUCCESS || st == DOCA_ERROR_IN_PROGRESS);
+	}
+	t_eth_wait_idle(pe, doca_eth_rxq_as_doca_ctx(rx.rxq));
+out_rx:
+	t_eth_rx_fini(&rx);
+out_mem:
+	t_eth_mem_fini(&mem);
+	T_OK(doca_pe_destroy(pe));
+	T_OK(doca_dev_close(dev));
+}
+
 int main(void)
 {
-	struct doca_devinfo **list = NULL, *small, *big;
-	char decls[512], ns[32], nb[32];
+	struct doca_devinfo **list = NULL, *small, *big, *trunc;
+	char decls[768], ns[32], nb[32], nt[32];
 	uint32_t n = 0;
 
 	snprintf(ns, sizeof(ns), "egs%d", (int)getpid());
 	snprintf(nb, sizeof(nb), "egb%d", (int)getpid());
+	snprintf(nt, sizeof(nt), "egt%d", (int)getpid());
 	snprintf(decls, sizeof(decls),
 		 "gen:name=%s,size=%d,count=%d,flows=%d,sport=%d,mac=02:47:00:00:00:01;"
-		 "gen:name=%s,size=%d,count=%d,flows=%d,sport=%d,mac=02:47:00:00:00:01",
-		 ns, SMALL_SIZE, SMALL_COUNT, FLOWS, SPORT, nb, BIG_SIZE, BIG_COUNT, FLOWS, SPORT);
+		 "gen:name=%s,size=%d,count=%d,flows=%d,sport=%d,mac=02:47:00:00:00:01;"
+		 "gen:name=%s,size=%d,count=%d",
+		 ns, SMALL_SIZE, SMALL_COUNT, FLOWS, SPORT, nb, BIG_SIZE, BIG_COUNT, FLOWS, SPORT,
+		 nt, TRUNC_SIZE, TRUNC_COUNT);
 	setenv("SOFTDPU_DEVICES", decls, 1);
 	setenv("SOFTDPU_DEVICE_CONFIG", "", 1);
 	unsetenv("SOFTDPU_ETH_OVERFLOW"); /* the default mode is under test */
@@ -257,7 +308,8 @@ int main(void)
 		T_DONE();
 	small = t_find_dev(list, n, ns);
 	big = t_find_dev(list, n, nb);
-	if (small == NULL || big == NULL) {
+	trunc = t_find_dev(list, n, nt);
+	if (small == NULL || big == NULL || trunc == NULL) {
 		t_fail("gen devices %s/%s are not listed (is the gen provider on "
 		       "SOFTDPU_PROVIDER_PATH?)",
 		       ns, nb);
@@ -268,6 +320,7 @@ int main(void)
 						DOCA_ETH_RXQ_DATA_PATH_TYPE_CPU));
 	run_gen(small, SMALL_SIZE, SMALL_COUNT, 0);
 	run_gen(big, BIG_SIZE, BIG_COUNT, 1);
+	run_trunc(trunc);
 	T_OK(doca_devinfo_destroy_list(list));
 	T_DONE();
 }
