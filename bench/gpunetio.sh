@@ -2,7 +2,7 @@
 # bench/gpunetio.sh: libdoca_eth's GPU data path (issue 5) with gen devices, each figure next to
 # its peers measured in the same invocation (bench/README.md, "gpunetio"):
 #
-#   bash bench/gpunetio.sh [--build DIR] [--record] [-t secs] [-w warmup] [-B batch]
+#   bash bench/gpunetio.sh [--build DIR] [--record | --profile] [-t secs] [-w warmup] [-B batch]
 #
 #   gpunetio_rx  RX at 64, 512, 1024, 1514, 8192 B with 1, 2, 4, 8 gen devices (engine threads),
 #                packet buffer in device memory, and in mapped host memory at 64 and 1514 B;
@@ -19,7 +19,9 @@
 # Each figure is counted over secs seconds (default 1) after a warm-up (0.3 s); about 2.5 min
 # in all on the H200 machine. Prints the programs' key=value lines, then markdown tables with
 # the ratios and the goals. --record inserts the tables into bench/RESULTS.md (above the
-# "gpunetio rows" marker). Exit 77 without an NVIDIA GPU, 1 when a program fails a check.
+# "gpunetio rows" marker). --profile runs with SOFTDPU_ETH_PROFILE=1 and info logging: each engine
+# and GPU receive queue logs where its time went (docs/environment.md); its figures include the
+# clock reads, so it does not record. Exit 77 without an NVIDIA GPU, 1 when a program fails a check.
 # SPDX-License-Identifier: BSD-3-Clause
 set -uo pipefail
 
@@ -30,16 +32,22 @@ record=0
 secs=1
 warm=0.3
 batch=256
+profile=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--build) build=$2; shift 2 ;;
 	--record) record=1; shift ;;
+	--profile) profile=1; shift ;;
 	-t) secs=$2; shift 2 ;;
 	-w) warm=$2; shift 2 ;;
 	-B) batch=$2; shift 2 ;;
-	*) echo "usage: $0 [--build DIR] [--record] [-t secs] [-w warmup] [-B batch]" >&2; exit 2 ;;
+	*) echo "usage: $0 [--build DIR] [--record | --profile] [-t secs] [-w warmup] [-B batch]" >&2; exit 2 ;;
 	esac
 done
+if [ $profile = 1 ]; then
+	[ $record = 0 ] || { echo "gpunetio.sh: a --profile run is not recorded" >&2; exit 2; }
+	export SOFTDPU_ETH_PROFILE=1 DOCA_LOG_LEVEL=info
+fi
 case $build in /*) ;; *) build=$ROOT/$build ;; esac
 rx=$build/bench/gpunetio_rx
 tx=$build/bench/gpunetio_tx

@@ -198,6 +198,10 @@ static const struct config_entry sdp_config_table[] = {
 		    "libsoftdpu_mpi: bytes from which a collective's user buffers are registered "
 		    "(cached) and used in place instead of staged through the pool; 0: always "
 		    "staged"),
+	SDP_CFG_ROW(SDP_CFG_ETH_PROFILE, "SOFTDPU_ETH_PROFILE", "0", sdp_cfg_bool,
+		    "libdoca_eth: 1 times the engine threads' work (backend, GPU copy-path driver "
+		    "calls) and logs where the time went at info level when a port or GPU receive "
+		    "queue stops"),
 };
 
 _Static_assert(sizeof(sdp_config_table) / sizeof(sdp_config_table[0]) == SDP_CFG_COUNT,

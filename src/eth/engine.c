@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "doca_buf.h"
+#include "sdp_config.h"
 #include "sdp_eth_int.h"
 #include "sdp_flow.h"
 #include "sdp_log.h"
@@ -111,6 +112,29 @@ static void notify_consumers(struct sdp_eth_dport *dport, int more)
 	}
 }
 
+int sdp_eth_profile_enabled(void)
+{
+	static int on = -1;
+	uint64_t v = 0;
+
+	if (__atomic_load_n(&on, __ATOMIC_RELAXED) < 0)
+		__atomic_store_n(
+			&on, sdp_config_get_uint(SDP_CFG_ETH_PROFILE, &v) == DOCA_SUCCESS && v != 0,
+			__ATOMIC_RELAXED);
+	return __atomic_load_n(&on, __ATOMIC_RELAXED);
+}
+
+/* Profiling: a burst of got frames, the backend from t0 to t1, the rest until now. */
+static void prof_burst(struct sdp_eth_dport *dport, uint16_t got, uint64_t t0, uint64_t t1)
+{
+	if (!dport->prof_on || got == 0)
+		return;
+	dport->prof.bursts++;
+	dport->prof.frames += got;
+	dport->prof.burst_ns += t1 - t0;
+	dport->prof.work_ns += sdp_eth_prof_now(1) - t1;
+}
+
 /*
  * One receive queue and no flow port: every frame goes to that queue, so the backend writes
  * straight into the ring positions the frames will take (the ring's slots, or the packet slots
@@ -125,6 +149,7 @@ static int engine_rx_direct(struct sdp_eth_dport *dport, uint32_t budget, uint64
 	struct sdp_pkt pkts[SDP_ETH_RX_BURST];
 	struct doca_eth_rxq *rxq;
 	struct sdp_ring_hdr *r;
+	uint64_t t0, t1;
 	uint32_t pos0;
 	uint16_t got = 0;
 
@@ -143,8 +168,10 @@ static int engine_rx_direct(struct sdp_eth_dport *dport, uint32_t budget, uint64
 
 		pkts[i] = (struct sdp_pkt){.data = dst, .cap = cap};
 	}
+	t0 = sdp_eth_prof_now(dport->prof_on);
 	for (uint16_t q = 0; q < dport->info.nb_rxq && got < budget; q++)
 		got += dport->ops->rx_burst(dport->port, q, pkts + got, (uint16_t)(budget - got));
+	t1 = sdp_eth_prof_now(dport->prof_on);
 	for (uint16_t i = 0; i < got; i++) {
 		uint32_t pos, flags = pkts[i].flags & SDP_ETH_PKT_CQE_FLAGS;
 		void *slot;
@@ -165,6 +192,7 @@ static int engine_rx_direct(struct sdp_eth_dport *dport, uint32_t budget, uint64
 		rxq->eng_touched = 1;
 		notify_consumers(dport, got == SDP_ETH_RX_BURST);
 	}
+	prof_burst(dport, got, t0, t1);
 	return got;
 }
 
@@ -173,7 +201,7 @@ static unsigned int engine_rx(struct sdp_eth_dport *dport, uint32_t budget)
 {
 	struct sdp_pkt pkts[SDP_ETH_RX_BURST];
 	struct doca_flow_port *flow;
-	uint64_t bytes = 0, unsteered = 0;
+	uint64_t bytes = 0, unsteered = 0, t0, t1;
 	uint16_t got = 0;
 
 	if (budget > SDP_ETH_RX_BURST)
@@ -195,8 +223,10 @@ static unsigned int engine_rx(struct sdp_eth_dport *dport, uint32_t budget)
 	for (uint32_t i = 0; i < budget; i++)
 		pkts[i] = (struct sdp_pkt){.data = dport->stage + (size_t)i * SDP_ETH_MAX_FRAME,
 					   .cap = SDP_ETH_MAX_FRAME};
+	t0 = sdp_eth_prof_now(dport->prof_on);
 	for (uint16_t q = 0; q < dport->info.nb_rxq && got < budget; q++)
 		got += dport->ops->rx_burst(dport->port, q, pkts + got, (uint16_t)(budget - got));
+	t1 = sdp_eth_prof_now(dport->prof_on);
 	if (got == 0) {
 		if (flow != NULL)
 			sdp_flow_port_put(flow);
@@ -229,6 +259,7 @@ static unsigned int engine_rx(struct sdp_eth_dport *dport, uint32_t budget)
 	cnt_add(&dport->rx_packets, got);
 	cnt_add(&dport->rx_bytes, bytes);
 	cnt_add(&dport->rx_unsteered, unsteered);
+	prof_burst(dport, got, t0, t1);
 	return got;
 }
 
@@ -450,6 +481,7 @@ doca_error_t sdp_eth_dport_get(struct doca_dev *dev, struct sdp_eth_dport **dpor
 		goto err_unlock;
 	}
 	dport->stage = malloc((size_t)SDP_ETH_RX_BURST * SDP_ETH_MAX_FRAME);
+	dport->prof_on = sdp_eth_profile_enabled();
 	if (dport->stage == NULL) {
 		sdp_error("no memory for the receive buffers of device %p", (void *)dev);
 		status = DOCA_ERROR_NO_MEMORY;
@@ -557,6 +589,13 @@ void sdp_eth_dport_put(struct sdp_eth_dport *dport)
 	atomic_store(&dport->stop, 1);
 	sdp_eth_dport_kick(dport);
 	pthread_join(dport->thread, NULL);
+	if (dport->prof_on && dport->prof.frames != 0)
+		sdp_info("engine of device %p: %llu frames in %llu bursts; backend rx_burst %.1f "
+			 "ns/frame, the rest of the burst %.1f ns/frame",
+			 (void *)dport->dev, (unsigned long long)dport->prof.frames,
+			 (unsigned long long)dport->prof.bursts,
+			 (double)dport->prof.burst_ns / (double)dport->prof.frames,
+			 (double)dport->prof.work_ns / (double)dport->prof.frames);
 	dport->ops->port_close(dport->port);
 	sdp_dev_release(dport->dev);
 	close(dport->wake_fd);

@@ -43,6 +43,31 @@ SDP_LOG_COMPONENT("eth_gpu");
 #define RX_PEND (RX_INFLIGHT * SDP_ETH_RX_BURST)
 #define RX_COPY_BATCH (4u * SDP_ETH_RX_BURST) /* frames one copy carries while more come */
 
+/* What the copy path's profile times (SOFTDPU_ETH_PROFILE). */
+enum {
+	RX_PROF_PUSH,
+	RX_PROF_POP,
+	RX_PROF_COPY,
+	RX_PROF_RECORD,
+	RX_PROF_QUERY,
+	RX_PROF_WAIT,
+	RX_PROF_N
+};
+static const char *const rx_prof_name[RX_PROF_N] = {"ctx_push",	    "ctx_pop",	   "memcpy_htod",
+						    "event_record", "event_query", "wait"};
+
+/* Run call (an expression) and, while profiling, time it as kind k of g. */
+#define RX_PROF(g, k, call)                                                                        \
+	({                                                                                         \
+		uint64_t t0_ = sdp_eth_prof_now((g)->prof_on);                                     \
+		__typeof__(call) r_ = (call);                                                      \
+		if (t0_ != 0) {                                                                    \
+			(g)->prof.n[k]++;                                                          \
+			(g)->prof.ns[k] += sdp_eth_prof_now(1) - t0_;                              \
+		}                                                                                  \
+		r_;                                                                                \
+	})
+
 struct sdp_eth_gpu_rxq {
 	struct doca_gpu *gpu;
 	const struct sdp_cuda_api *cu;
@@ -68,7 +93,24 @@ struct sdp_eth_gpu_rxq {
 	uint32_t ev_end[RX_INFLIGHT]; /* pend index the batch's copies end at */
 	uint32_t ev_head, ev_tail;    /* free-running */
 	unsigned int copy_errors;
+	/* SOFTDPU_ETH_PROFILE: driver calls of the copy path (engine thread), logged at stop */
+	int prof_on;
+	struct {
+		uint64_t n[RX_PROF_N], ns[RX_PROF_N];
+		uint64_t frames, bytes;
+	} prof;
 };
+
+static void rx_ctx_pop(struct sdp_eth_gpu_rxq *g)
+{
+	uint64_t t0 = sdp_eth_prof_now(g->prof_on);
+
+	sdp_gpu_ctx_pop(g->gpu);
+	if (t0 != 0) {
+		g->prof.n[RX_PROF_POP]++;
+		g->prof.ns[RX_PROF_POP] += sdp_eth_prof_now(1) - t0;
+	}
+}
 
 struct sdp_eth_gpu_txq {
 	sdp_list_link_t link; /* in dport->gtxqs */
@@ -172,6 +214,7 @@ doca_error_t sdp_eth_gpu_rxq_start(struct doca_eth_rxq *rxq)
 	g->cu = sdp_gpu_get_cuda_api(gpu);
 	g->stride = stride;
 	g->pkt_gpu = addr;
+	g->prof_on = sdp_eth_profile_enabled();
 	if (sdp_gpu_mem_lookup(gpu, addr, (size_t)nb * stride, &range) == DOCA_SUCCESS &&
 	    !range.on_device)
 		g->pkt_cpu = range.cpu_ptr; /* written in place */
@@ -247,6 +290,26 @@ void sdp_eth_gpu_rxq_stop(struct doca_eth_rxq *rxq)
 
 	if (g == NULL)
 		return;
+	if (g->prof_on && g->prof.frames != 0) {
+		char line[512];
+		int n = 0;
+
+		for (int k = 0; k < RX_PROF_N && n >= 0 && n < (int)sizeof(line); k++)
+			n += snprintf(line + n, sizeof(line) - (size_t)n, "%s %s %llu x %.0f ns",
+				      k == 0 ? "" : ",", rx_prof_name[k],
+				      (unsigned long long)g->prof.n[k],
+				      g->prof.n[k] ? (double)g->prof.ns[k] / (double)g->prof.n[k] :
+						     0.0);
+		sdp_info("eth_rxq %p: %llu frames copied (%.1f per copy, %.1f per batch), driver "
+			 "calls:%s",
+			 (void *)rxq, (unsigned long long)g->prof.frames,
+			 (double)g->prof.frames /
+				 (double)(g->prof.n[RX_PROF_COPY] ? g->prof.n[RX_PROF_COPY] : 1),
+			 (double)g->prof.frames / (double)(g->prof.n[RX_PROF_RECORD] ?
+								   g->prof.n[RX_PROF_RECORD] :
+								   1),
+			 line);
+	}
 	if (g->stream != NULL && sdp_gpu_ctx_push(g->gpu) == DOCA_SUCCESS) {
 		if (rxq->ring != NULL)
 			rx_retire(rxq, 1);
@@ -291,12 +354,12 @@ static void rx_retire(struct doca_eth_rxq *rxq, int wait)
 
 	while (g->ev_head != g->ev_tail) {
 		uint32_t k = g->ev_head % RX_INFLIGHT;
-		sdp_cu_result_t res = g->cu->event_query(g->ev[k]);
+		sdp_cu_result_t res = RX_PROF(g, RX_PROF_QUERY, g->cu->event_query(g->ev[k]));
 
 		if (res == SDP_CUDA_ERROR_NOT_READY) {
 			if (!wait)
 				return;
-			res = g->cu->stream_synchronize(g->stream);
+			res = RX_PROF(g, RX_PROF_WAIT, g->cu->stream_synchronize(g->stream));
 		}
 		if (res != SDP_CUDA_SUCCESS && g->copy_errors++ == 0)
 			sdp_error("eth_rxq %p: copying received packets into device memory failed",
@@ -317,9 +380,10 @@ void sdp_eth_gpu_rx_push(struct doca_eth_rxq *rxq, const struct sdp_pkt *pkt)
 	if (g->pkt_cpu == NULL && g->end - g->pub >= g->max_pend) {
 		/* everything staged is in flight or about to be: make room */
 		sdp_eth_gpu_rx_flush(rxq, 0);
-		if (g->end - g->pub >= g->max_pend && sdp_gpu_ctx_push(g->gpu) == DOCA_SUCCESS) {
+		if (g->end - g->pub >= g->max_pend &&
+		    RX_PROF(g, RX_PROF_PUSH, sdp_gpu_ctx_push(g->gpu)) == DOCA_SUCCESS) {
 			rx_retire(rxq, 1);
-			sdp_gpu_ctx_pop(g->gpu);
+			rx_ctx_pop(g);
 		}
 	}
 	slot = sdp_ring_rx_reserve(rxq->ring, &pos);
@@ -362,7 +426,7 @@ void sdp_eth_gpu_rx_flush(struct doca_eth_rxq *rxq, int more)
 	 */
 	if (more && g->end - g->cp < RX_COPY_BATCH && g->end - g->pub < g->max_pend / 2)
 		return;
-	if (sdp_gpu_ctx_push(g->gpu) != DOCA_SUCCESS) {
+	if (RX_PROF(g, RX_PROF_PUSH, sdp_gpu_ctx_push(g->gpu)) != DOCA_SUCCESS) {
 		if (g->copy_errors++ == 0)
 			sdp_error("eth_rxq %p: no CUDA context for the copy engine", (void *)rxq);
 		rx_publish(rxq, g->end, 1);
@@ -382,15 +446,21 @@ void sdp_eth_gpu_rx_flush(struct doca_eth_rxq *rxq, int more)
 			       (g->pend[b % RX_PEND].pos & r->slot_mask) == slot + (b - a))
 				b++;
 			bytes = (size_t)(b - a - 1) * g->stride + g->pend[(b - 1) % RX_PEND].len;
-			if (g->cu->memcpy_htod_async(
-				    (sdp_cu_deviceptr_t)(uintptr_t)(g->pkt_gpu +
-								    (size_t)slot * g->stride),
-				    sdp_ring_rx_slot(r, g->pend[a % RX_PEND].pos), bytes,
-				    g->stream) != 0)
+			if (RX_PROF(g, RX_PROF_COPY,
+				    g->cu->memcpy_htod_async(
+					    (sdp_cu_deviceptr_t)(uintptr_t)(g->pkt_gpu +
+									    (size_t)slot *
+										    g->stride),
+					    sdp_ring_rx_slot(r, g->pend[a % RX_PEND].pos), bytes,
+					    g->stream)) != 0)
 				failed = 1;
+			g->prof.frames += b - a;
+			g->prof.bytes += bytes;
 			a = b;
 		}
-		if (!failed && g->cu->event_record(g->ev[g->ev_tail % RX_INFLIGHT], g->stream) != 0)
+		if (!failed &&
+		    RX_PROF(g, RX_PROF_RECORD,
+			    g->cu->event_record(g->ev[g->ev_tail % RX_INFLIGHT], g->stream)) != 0)
 			failed = 1;
 		if (failed) {
 			/* publish what was before, then these as failed */
@@ -407,7 +477,7 @@ void sdp_eth_gpu_rx_flush(struct doca_eth_rxq *rxq, int more)
 		g->cp = g->end;
 	}
 	rx_retire(rxq, 0);
-	sdp_gpu_ctx_pop(g->gpu);
+	rx_ctx_pop(g);
 }
 
 void *sdp_eth_gpu_rx_dest(const struct doca_eth_rxq *rxq, uint32_t pos, uint32_t *cap)

@@ -60,6 +60,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "doca_eth_rxq.h"
 #include "doca_eth_rxq_cpu_data_path.h"
@@ -109,11 +110,30 @@ struct sdp_eth_dport {
 	sdp_list_link_t gtxqs; /* running GPU send queues (lock) */
 	unsigned int gpu_idle; /* engine rounds without GPU send work (engine thread) */
 	int held_by_gpu;       /* a full back-pressured ring is a kernel's (engine thread) */
+	/* SOFTDPU_ETH_PROFILE: the engine's receive time (engine thread), logged at close */
+	int prof_on;
+	struct {
+		uint64_t bursts, frames, burst_ns, work_ns;
+	} prof;
 	/* the steering the backend has (ops->steer; engine thread): flow generation, summary */
 	int steer_set;
 	uint64_t steer_gen;
 	struct sdp_eth_steer steer;
 };
+
+/* SOFTDPU_ETH_PROFILE (docs/environment.md): read once per process. */
+int sdp_eth_profile_enabled(void);
+
+/* A monotonic clock in ns while profiling, else 0 (no clock read). */
+static inline uint64_t sdp_eth_prof_now(int on)
+{
+	struct timespec ts;
+
+	if (!on)
+		return 0;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 /* The GPU data path of a running receive queue (gpu.c). */
 struct sdp_eth_gpu_rxq;
