@@ -229,10 +229,10 @@ void sdp_eth_txq_batch_pool_drain(struct doca_eth_txq *txq)
 static doca_error_t send_validate(const struct doca_task *task)
 {
 	const struct doca_eth_txq_task_send *t = (const struct doca_eth_txq_task_send *)task;
-	size_t len = 0;
+	/* the buf's own fields: a task's buf is one this library accepted at set_pkt */
+	size_t len = t->pkt != NULL ? t->pkt->data_len : 0;
 
-	if (t->pkt == NULL || doca_buf_get_data_len(t->pkt, &len) != DOCA_SUCCESS ||
-	    len < TXQ_MIN_FRAME || len > SDP_ETH_MAX_FRAME) {
+	if (t->pkt == NULL || len < TXQ_MIN_FRAME || len > SDP_ETH_MAX_FRAME) {
 		sdp_error("eth_txq %p: send task %p needs a frame of %u to %u bytes (has %zu)",
 			  (void *)t->txq, (const void *)t, TXQ_MIN_FRAME, SDP_ETH_MAX_FRAME, len);
 		return DOCA_ERROR_INVALID_VALUE;
