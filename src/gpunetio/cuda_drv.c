@@ -72,6 +72,7 @@ static const struct sdp_cuda_sym sdp_cuda_syms[] = {
 	SDP_CUDA_SYM(event_record, "cuEventRecord"),
 	SDP_CUDA_SYM(event_query, "cuEventQuery"),
 	SDP_CUDA_SYM(event_destroy, "cuEventDestroy_v2"),
+	SDP_CUDA_SYM_OPT(stream_write_value32, "cuStreamWriteValue32_v2"),
 	SDP_CUDA_SYM_OPT(device_total_mem, "cuDeviceTotalMem_v2"),
 };
 

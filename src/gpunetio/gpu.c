@@ -54,6 +54,7 @@ struct doca_gpu {
 	sdp_cu_device_t device;
 	sdp_cu_ctx_t ctx;
 	int ctx_retained; /* ctx is the device's primary context, retained by create */
+	uint64_t serial;  /* unique per handle created in this process (sdp_gpu_ctx_bind) */
 	char bus_id[32];
 	int cc_major;
 	int cc_minor;
@@ -68,6 +69,9 @@ struct doca_gpu {
 	uint64_t mem_gen;		/* bumped (atomically, lock held) by every free */
 	struct sdp_gpu_alloc *deferred; /* freed by softdpu, released at doca_gpu_destroy */
 };
+
+/* Serials of the handles created so far (sdp_gpu_ctx_bind). */
+static uint64_t sdp_gpu_serial;
 
 /* The sdp_gpu_set_cc_override value (major < 0: none). */
 static pthread_mutex_t sdp_gpu_cc_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -320,6 +324,7 @@ doca_error_t doca_gpu_create(const char *gpu_bus_id, struct doca_gpu **gpu_dev)
 	}
 	gpu->cu = cu;
 	gpu->device = device;
+	gpu->serial = __atomic_add_fetch(&sdp_gpu_serial, 1, __ATOMIC_RELAXED);
 	snprintf(gpu->bus_id, sizeof(gpu->bus_id), "%s", norm);
 	gpu->cc_major = major;
 	gpu->cc_minor = minor;
@@ -402,6 +407,25 @@ doca_error_t sdp_gpu_ctx_push(const struct doca_gpu *gpu)
 			  sdp_cuda_strerror(res, err, sizeof(err)));
 		return DOCA_ERROR_DRIVER;
 	}
+	return DOCA_SUCCESS;
+}
+
+doca_error_t sdp_gpu_ctx_bind(const struct doca_gpu *gpu)
+{
+	static __thread uint64_t bound_serial; /* 0: none */
+	sdp_cu_result_t res;
+	char err[160];
+
+	if (bound_serial == gpu->serial)
+		return DOCA_SUCCESS;
+	res = gpu->cu->ctx_set_current(gpu->ctx);
+	if (res != SDP_CUDA_SUCCESS) {
+		bound_serial = 0;
+		sdp_error("GPU %s: cuCtxSetCurrent failed: %s", gpu->bus_id,
+			  sdp_cuda_strerror(res, err, sizeof(err)));
+		return DOCA_ERROR_DRIVER;
+	}
+	bound_serial = gpu->serial;
 	return DOCA_SUCCESS;
 }
 

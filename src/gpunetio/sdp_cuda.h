@@ -114,6 +114,9 @@ struct sdp_cuda_api {
 	sdp_cu_result_t (*event_record)(sdp_cu_event_t event, sdp_cu_stream_t stream);
 	sdp_cu_result_t (*event_query)(sdp_cu_event_t event);
 	sdp_cu_result_t (*event_destroy)(sdp_cu_event_t event); /* _v2 */
+	/* optional (NULL when the driver lacks it): a stream-ordered 32-bit store, _v2 */
+	sdp_cu_result_t (*stream_write_value32)(sdp_cu_stream_t stream, sdp_cu_deviceptr_t addr,
+						unsigned int value, unsigned int flags);
 	/* optional: device memory in bytes (tools: doca_caps, softdpu env) */
 	sdp_cu_result_t (*device_total_mem)(size_t *bytes, sdp_cu_device_t device); /* _v2 */
 };

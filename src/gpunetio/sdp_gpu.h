@@ -34,6 +34,15 @@ const struct sdp_cuda_api *sdp_gpu_get_cuda_api(const struct doca_gpu *gpu);
 doca_error_t sdp_gpu_ctx_push(const struct doca_gpu *gpu);
 void sdp_gpu_ctx_pop(const struct doca_gpu *gpu);
 
+/*
+ * Make the handle's context current on the calling thread and leave it so (cuCtxSetCurrent),
+ * for a thread of softdpu's own that works with one GPU at a time (an engine thread): a thread-
+ * local cache skips the driver call while the same handle stays bound (a handle created later
+ * at the same address is told apart by its serial). Not for application threads: it replaces
+ * their current context. DRIVER (logged) on failure.
+ */
+doca_error_t sdp_gpu_ctx_bind(const struct doca_gpu *gpu);
+
 /* Where a range of a doca_gpu allocation lives. */
 struct sdp_gpu_mem_range {
 	enum doca_gpu_mem_type mtype; /* the type the application asked for */
