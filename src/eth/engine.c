@@ -334,8 +334,12 @@ static unsigned int engine_gpu_tx(struct sdp_eth_dport *dport, long *cap_us)
 	return done;
 }
 
-/* Publish the GPU receive copies that landed; returns whether some are still in flight. */
-static int engine_gpu_rx_retire(struct sdp_eth_dport *dport)
+/*
+ * Publish the GPU receive copies that landed; returns whether some are still in flight. busy:
+ * the backend gave full bursts all round, so staged frames may wait for company (the copy's
+ * fixed cost is shared by more of them, sdp_eth_gpu_rx_flush); else they go now.
+ */
+static int engine_gpu_rx_retire(struct sdp_eth_dport *dport, int busy)
 {
 	struct doca_eth_rxq *rxq;
 	int inflight = 0;
@@ -344,7 +348,7 @@ static int engine_gpu_rx_retire(struct sdp_eth_dport *dport)
 	sdp_list_for_each(rxq, &dport->rxqs, dport_link) {
 		if (rxq->gpu_rx == NULL || !sdp_eth_gpu_rx_inflight(rxq))
 			continue;
-		sdp_eth_gpu_rx_flush(rxq, 0);
+		sdp_eth_gpu_rx_flush(rxq, busy);
 		inflight |= sdp_eth_gpu_rx_inflight(rxq);
 	}
 	pthread_mutex_unlock(&dport->lock);
@@ -413,7 +417,7 @@ static void *engine_main(void *arg)
 		}
 		tx_busy = engine_gpu_tx(dport, &cap_us) > 0;
 		/* GPU receive copies: send what waits for company, publish what landed */
-		inflight = engine_gpu_rx_retire(dport);
+		inflight = engine_gpu_rx_retire(dport, round == ENGINE_ROUNDS);
 		if (tx_busy || round == ENGINE_ROUNDS)
 			continue; /* busy: go on */
 		if (inflight && cap_us > ENGINE_GPU_POLL_US)

@@ -40,21 +40,23 @@ SDP_LOG_COMPONENT("eth_gpu");
 #define TX_SPAN_GAP 16384u /* bytes between frames one copy may carry along */
 
 #define RX_INFLIGHT 16u /* copy batches in flight per queue */
-#define RX_PEND (RX_INFLIGHT * SDP_ETH_RX_BURST)
-#define RX_COPY_BATCH (4u * SDP_ETH_RX_BURST) /* frames one copy carries while more come */
+#define RX_PEND 4096u	/* frames staged per queue at most (and half the ring's slots) */
+/* while full bursts come, a copy batch gathers up to this many frames or bytes */
+#define RX_COPY_FRAMES 1024u
+#define RX_COPY_BYTES (1024u * 1024u)
+#define RX_STALL_NS 100000000ull /* a batch not done after this long: ask its stream why */
 
 /* What the copy path's profile times (SOFTDPU_ETH_PROFILE). */
 enum {
-	RX_PROF_PUSH,
-	RX_PROF_POP,
+	RX_PROF_BIND,
 	RX_PROF_COPY,
 	RX_PROF_RECORD,
 	RX_PROF_QUERY,
 	RX_PROF_WAIT,
 	RX_PROF_N
 };
-static const char *const rx_prof_name[RX_PROF_N] = {"ctx_push",	    "ctx_pop",	   "memcpy_htod",
-						    "event_record", "event_query", "wait"};
+static const char *const rx_prof_name[RX_PROF_N] = {"ctx_bind", "memcpy_htod", "done_mark",
+						    "done_query", "wait"};
 
 /* Run call (an expression) and, while profiling, time it as kind k of g. */
 #define RX_PROF(g, k, call)                                                                        \
@@ -89,8 +91,17 @@ struct sdp_eth_gpu_rxq {
 	} pend[RX_PEND];
 	uint32_t pub, cp, end; /* free-running indices into pend */
 	uint32_t max_pend;     /* fewer than the ring's slots */
+	/*
+	 * Copy batches in flight, [ev_head, ev_tail) (free-running). Batch n is done once the
+	 * stream has written n + 1 into *done (cuStreamWriteValue32, stream-ordered after its
+	 * copies and fenced: reading it costs no driver call), or, where the driver has no stream
+	 * memory operations, once its event ev[n % RX_INFLIGHT] has completed.
+	 */
+	uint32_t *done; /* host view of the done word; NULL: events */
+	void *done_gpu; /* its allocation (device address) */
 	sdp_cu_event_t ev[RX_INFLIGHT];
 	uint32_t ev_end[RX_INFLIGHT]; /* pend index the batch's copies end at */
+	uint64_t ev_ns[RX_INFLIGHT];  /* when it was issued (or last asked about), done word */
 	uint32_t ev_head, ev_tail;    /* free-running */
 	unsigned int copy_errors;
 	/* SOFTDPU_ETH_PROFILE: driver calls of the copy path (engine thread), logged at stop */
@@ -100,17 +111,6 @@ struct sdp_eth_gpu_rxq {
 		uint64_t frames, bytes;
 	} prof;
 };
-
-static void rx_ctx_pop(struct sdp_eth_gpu_rxq *g)
-{
-	uint64_t t0 = sdp_eth_prof_now(g->prof_on);
-
-	sdp_gpu_ctx_pop(g->gpu);
-	if (t0 != 0) {
-		g->prof.n[RX_PROF_POP]++;
-		g->prof.ns[RX_PROF_POP] += sdp_eth_prof_now(1) - t0;
-	}
-}
 
 struct sdp_eth_gpu_txq {
 	sdp_list_link_t link; /* in dport->gtxqs */
@@ -159,6 +159,29 @@ static doca_error_t alloc_mapped(struct doca_gpu *gpu, size_t size, void **gpu_p
 }
 
 /* ---- receive -------------------------------------------------------------------------------- */
+
+/*
+ * The done word of a queue's copy batches (context current): mapped host memory the stream
+ * writes with cuStreamWriteValue32, tried once here; without it (no such entry point, or the
+ * device refuses stream memory operations) the batches end with events.
+ */
+static void rx_done_word_init(struct sdp_eth_gpu_rxq *g)
+{
+	void *cpu = NULL;
+
+	if (g->cu->stream_write_value32 == NULL ||
+	    alloc_mapped(g->gpu, 4096, &g->done_gpu, &cpu) != DOCA_SUCCESS)
+		return;
+	if (g->cu->stream_write_value32(g->stream, (sdp_cu_deviceptr_t)(uintptr_t)g->done_gpu, 0u,
+					0) == SDP_CUDA_SUCCESS &&
+	    g->cu->stream_synchronize(g->stream) == SDP_CUDA_SUCCESS) {
+		g->done = cpu;
+		return;
+	}
+	sdp_info("GPU receive copies complete with events: no stream memory operations");
+	(void)doca_gpu_mem_free(g->gpu, g->done_gpu);
+	g->done_gpu = NULL;
+}
 
 static void rx_retire(struct doca_eth_rxq *rxq, int wait);
 
@@ -249,6 +272,8 @@ doca_error_t sdp_eth_gpu_rxq_start(struct doca_eth_rxq *rxq)
 				if (g->cu->event_create(&g->ev[i], SDP_CU_EVENT_DISABLE_TIMING) !=
 				    0)
 					status = DOCA_ERROR_DRIVER;
+			if (status == DOCA_SUCCESS)
+				rx_done_word_init(g);
 			sdp_gpu_ctx_pop(gpu);
 		}
 		if (status != DOCA_SUCCESS) {
@@ -326,6 +351,8 @@ void sdp_eth_gpu_rxq_stop(struct doca_eth_rxq *rxq)
 	 * doca_gpu_destroy */
 	(void)sdp_gpu_mem_free_deferred(g->gpu, g->h_gpu);
 	(void)sdp_gpu_mem_free_deferred(g->gpu, g->ring_gpu);
+	if (g->done_gpu != NULL)
+		(void)sdp_gpu_mem_free_deferred(g->gpu, g->done_gpu);
 	free(g);
 }
 
@@ -347,6 +374,43 @@ static void rx_publish(struct doca_eth_rxq *rxq, uint32_t upto, int failed)
 	}
 }
 
+/*
+ * Whether copy batch n (ev_head) has landed: SUCCESS, NOT_READY, or the stream's error. With
+ * wait, waits for it. The done word is a plain load; a batch that seems stuck for RX_STALL_NS
+ * is looked at through its stream (a failed copy never writes the word).
+ */
+static sdp_cu_result_t rx_batch_state(struct sdp_eth_gpu_rxq *g, int wait)
+{
+	uint32_t n = g->ev_head, k = n % RX_INFLIGHT;
+	sdp_cu_result_t res;
+	uint64_t now;
+
+	if (g->done == NULL) {
+		res = RX_PROF(g, RX_PROF_QUERY, g->cu->event_query(g->ev[k]));
+		if (res == SDP_CUDA_ERROR_NOT_READY && wait)
+			res = RX_PROF(g, RX_PROF_WAIT, g->cu->stream_synchronize(g->stream));
+		return res;
+	}
+	if ((int32_t)(__atomic_load_n(g->done, __ATOMIC_ACQUIRE) - (n + 1)) >= 0)
+		return SDP_CUDA_SUCCESS;
+	if (wait) {
+		res = RX_PROF(g, RX_PROF_WAIT, g->cu->stream_synchronize(g->stream));
+	} else {
+		now = now_ns(CLOCK_MONOTONIC);
+		if (now - g->ev_ns[k] < RX_STALL_NS)
+			return SDP_CUDA_ERROR_NOT_READY;
+		g->ev_ns[k] = now;
+		res = RX_PROF(g, RX_PROF_QUERY, g->cu->stream_query(g->stream));
+		if (res == SDP_CUDA_ERROR_NOT_READY)
+			return res;
+	}
+	/* the stream is idle: its store has landed unless it failed */
+	if (res == SDP_CUDA_SUCCESS &&
+	    (int32_t)(__atomic_load_n(g->done, __ATOMIC_ACQUIRE) - (n + 1)) < 0)
+		res = SDP_CUDA_ERROR_INVALID_VALUE;
+	return res;
+}
+
 /* Publish every batch whose copy has landed; with wait, wait for the oldest one first. */
 static void rx_retire(struct doca_eth_rxq *rxq, int wait)
 {
@@ -354,13 +418,10 @@ static void rx_retire(struct doca_eth_rxq *rxq, int wait)
 
 	while (g->ev_head != g->ev_tail) {
 		uint32_t k = g->ev_head % RX_INFLIGHT;
-		sdp_cu_result_t res = RX_PROF(g, RX_PROF_QUERY, g->cu->event_query(g->ev[k]));
+		sdp_cu_result_t res = rx_batch_state(g, wait);
 
-		if (res == SDP_CUDA_ERROR_NOT_READY) {
-			if (!wait)
-				return;
-			res = RX_PROF(g, RX_PROF_WAIT, g->cu->stream_synchronize(g->stream));
-		}
+		if (res == SDP_CUDA_ERROR_NOT_READY)
+			return;
 		if (res != SDP_CUDA_SUCCESS && g->copy_errors++ == 0)
 			sdp_error("eth_rxq %p: copying received packets into device memory failed",
 				  (void *)rxq);
@@ -380,11 +441,10 @@ void sdp_eth_gpu_rx_push(struct doca_eth_rxq *rxq, const struct sdp_pkt *pkt)
 	if (g->pkt_cpu == NULL && g->end - g->pub >= g->max_pend) {
 		/* everything staged is in flight or about to be: make room */
 		sdp_eth_gpu_rx_flush(rxq, 0);
+		/* the engine thread keeps the GPU's context bound (sdp_gpu_ctx_bind) */
 		if (g->end - g->pub >= g->max_pend &&
-		    RX_PROF(g, RX_PROF_PUSH, sdp_gpu_ctx_push(g->gpu)) == DOCA_SUCCESS) {
+		    RX_PROF(g, RX_PROF_BIND, sdp_gpu_ctx_bind(g->gpu)) == DOCA_SUCCESS)
 			rx_retire(rxq, 1);
-			rx_ctx_pop(g);
-		}
 	}
 	slot = sdp_ring_rx_reserve(rxq->ring, &pos);
 	if (slot == NULL)
@@ -415,18 +475,35 @@ void sdp_eth_gpu_rx_flush(struct doca_eth_rxq *rxq, int more)
 {
 	struct sdp_eth_gpu_rxq *g = rxq->gpu_rx;
 	struct sdp_ring_hdr *r = rxq->ring;
+	uint32_t staged;
 	int failed = 0;
 
 	if (g == NULL || (g->cp == g->end && g->ev_head == g->ev_tail))
 		return;
 	/*
-	 * While the backend hands over full bursts, gather up to RX_COPY_BATCH frames per copy:
-	 * the copy's fixed cost (about 1.5 us) is then shared by more frames. A short burst, an
-	 * idle backend or a full staging FIFO sends them at once.
+	 * The copy engine serves all queues' streams one copy at a time, and each costs 4 to 7 us
+	 * however small (SOFTDPU_ETH_PROFILE, H100/H200): about 250 000 copies a second for the
+	 * whole GPU. So frames are gathered into large copies:
+	 *   - while the backend hands over full bursts, up to RX_COPY_FRAMES frames or
+	 *     RX_COPY_BYTES (or until staged and in-flight frames reach max_pend);
+	 *   - when it has less to give (a short burst, a full ring, idle), the staged frames go
+	 *     at once unless a copy is still in flight: the kernel has that one to work on, and
+	 *     they go when it lands (the engine looks every 20 us while copies are in flight).
+	 * Landed batches are published meanwhile (a load of the done word).
 	 */
-	if (more && g->end - g->cp < RX_COPY_BATCH && g->end - g->pub < g->max_pend / 2)
-		return;
-	if (RX_PROF(g, RX_PROF_PUSH, sdp_gpu_ctx_push(g->gpu)) != DOCA_SUCCESS) {
+	staged = g->end - g->cp;
+	if (staged < RX_COPY_FRAMES && (uint64_t)staged * g->stride < RX_COPY_BYTES &&
+	    g->end - g->pub < g->max_pend && (more || g->ev_head != g->ev_tail)) {
+		if (g->ev_head != g->ev_tail &&
+		    (g->done == NULL || (int32_t)(__atomic_load_n(g->done, __ATOMIC_ACQUIRE) -
+						  (g->ev_head + 1)) >= 0) &&
+		    RX_PROF(g, RX_PROF_BIND, sdp_gpu_ctx_bind(g->gpu)) == DOCA_SUCCESS)
+			rx_retire(rxq, 0);
+		if (more || g->ev_head != g->ev_tail || staged == 0)
+			return;
+	}
+	/* the engine thread keeps the GPU's context bound: no push/pop per copy */
+	if (RX_PROF(g, RX_PROF_BIND, sdp_gpu_ctx_bind(g->gpu)) != DOCA_SUCCESS) {
 		if (g->copy_errors++ == 0)
 			sdp_error("eth_rxq %p: no CUDA context for the copy engine", (void *)rxq);
 		rx_publish(rxq, g->end, 1);
@@ -458,10 +535,18 @@ void sdp_eth_gpu_rx_flush(struct doca_eth_rxq *rxq, int more)
 			g->prof.bytes += bytes;
 			a = b;
 		}
-		if (!failed &&
-		    RX_PROF(g, RX_PROF_RECORD,
-			    g->cu->event_record(g->ev[g->ev_tail % RX_INFLIGHT], g->stream)) != 0)
+		if (!failed && g->done != NULL) {
+			g->ev_ns[g->ev_tail % RX_INFLIGHT] = now_ns(CLOCK_MONOTONIC);
+			if (RX_PROF(g, RX_PROF_RECORD,
+				    g->cu->stream_write_value32(
+					    g->stream, (sdp_cu_deviceptr_t)(uintptr_t)g->done_gpu,
+					    g->ev_tail + 1, 0)) != 0)
+				failed = 1;
+		} else if (!failed && RX_PROF(g, RX_PROF_RECORD,
+					      g->cu->event_record(g->ev[g->ev_tail % RX_INFLIGHT],
+								  g->stream)) != 0) {
 			failed = 1;
+		}
 		if (failed) {
 			/* publish what was before, then these as failed */
 			rx_retire(rxq, 1);
@@ -477,7 +562,6 @@ void sdp_eth_gpu_rx_flush(struct doca_eth_rxq *rxq, int more)
 		g->cp = g->end;
 	}
 	rx_retire(rxq, 0);
-	rx_ctx_pop(g);
 }
 
 void *sdp_eth_gpu_rx_dest(const struct doca_eth_rxq *rxq, uint32_t pos, uint32_t *cap)
