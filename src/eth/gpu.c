@@ -35,8 +35,14 @@
 SDP_LOG_COMPONENT("eth_gpu");
 
 #define GPU_PAGE 65536u
-#define TX_POLL_MAX 64u /* descriptors per GPU send queue per engine round */
-#define TX_STAGE_BYTES (TX_POLL_MAX * SDP_ETH_MAX_FRAME) /* copies out of device memory */
+/*
+ * Descriptors per GPU send queue per engine round: the frames in device memory among them come
+ * out in as few copies as their addresses allow, and each copy costs 5 to 7 us of driver time
+ * plus its wait (SOFTDPU_ETH_PROFILE, H200), so a round takes many.
+ */
+#define TX_POLL_MAX 512u
+#define TX_STAGE_BYTES (1024u * 1024u) /* copies out of device memory, per round */
+#define TX_RUN_MAX 64u	   /* frames per tx_burst (and checksummed copies of in-place frames) */
 #define TX_SPAN_GAP 16384u /* bytes between frames one copy may carry along */
 
 #define RX_INFLIGHT 16u /* copy batches in flight per queue */
@@ -123,7 +129,7 @@ struct sdp_eth_gpu_txq {
 	void *h_gpu;
 	uint8_t *stage;	 /* TX_STAGE_BYTES: frames copied out of device memory */
 	void *stage_gpu; /* (the pinned allocation of stage) */
-	uint8_t *csum;	 /* TX_POLL_MAX frames: checksummed copies of in-place frames */
+	uint8_t *csum;	 /* TX_RUN_MAX frames: checksummed copies of in-place frames */
 	struct sdp_gpu_mem_range rcache; /* the allocation the last frame was in */
 	int rcache_ok;
 	sdp_cu_stream_t stream; /* non-blocking: never waits for the application's kernels */
@@ -606,7 +612,7 @@ doca_error_t sdp_eth_gpu_txq_start(const struct sdp_eth_gpu_txq_cfg *cfg,
 	t->cfg = *cfg;
 	t->dport = dport;
 	t->cu = sdp_gpu_get_cuda_api(cfg->gpu);
-	t->csum = malloc((size_t)TX_POLL_MAX * SDP_ETH_MAX_FRAME);
+	t->csum = malloc((size_t)TX_RUN_MAX * SDP_ETH_MAX_FRAME);
 	if (t->csum == NULL) {
 		sdp_error("eth_txq %p: out of memory", cfg->txq);
 		free(t);
@@ -780,7 +786,7 @@ struct tx_span {
 };
 
 /*
- * Issue the span's copy on the queue's stream (the context pushed on first use); on failure
+ * Issue the span's copy on the queue's stream (the context bound on first use); on failure
  * the frames staged in it get DRIVER / INVALID_VALUE and no frame pointer.
  */
 static int tx_span_issue(struct sdp_eth_gpu_txq *t, struct tx_span *s, int *pushed,
@@ -790,8 +796,9 @@ static int tx_span_issue(struct sdp_eth_gpu_txq *t, struct tx_span *s, int *push
 	doca_error_t err = DOCA_SUCCESS;
 
 	s->open = 0;
+	/* the engine thread keeps the GPU's context bound (sdp_gpu_ctx_bind) */
 	if (!*pushed) {
-		if (sdp_gpu_ctx_push(t->cfg.gpu) != DOCA_SUCCESS)
+		if (sdp_gpu_ctx_bind(t->cfg.gpu) != DOCA_SUCCESS)
 			err = DOCA_ERROR_DRIVER;
 		else
 			*pushed = 1;
@@ -885,14 +892,12 @@ static unsigned int tx_poll_one(struct sdp_eth_gpu_txq *t, uint64_t *next_ns)
 				status[i] = DOCA_ERROR_DRIVER;
 			}
 	}
-	if (pushed)
-		sdp_gpu_ctx_pop(t->cfg.gpu);
 	/* 3: offloads, then send runs of good frames in one burst each and complete in order */
 	for (uint32_t i = 0; i < ready;) {
 		uint32_t np = 0;
 		uint16_t sent;
 
-		for (; i + np < ready && frame[i + np] != NULL; np++) {
+		for (; i + np < ready && np < TX_RUN_MAX && frame[i + np] != NULL; np++) {
 			const struct sdp_ring_txd *d = &dd[i + np];
 			uint8_t *f = (uint8_t *)(uintptr_t)frame[i + np];
 
