@@ -96,6 +96,7 @@ function kv(line, key,    n, i, a, b) {
 }
 function r(a, b) { return (b > 0) ? sprintf("%.2f", a / b) : "-" }
 FILENAME ~ /rx.out$/ && /^case=pcie/ { pcie = kv($0, "h2d_gbs") }
+FILENAME ~ /rx.out$/ && /^case=config/ { overflow = kv($0, "overflow") }
 FILENAME ~ /rx.out$/ && /^clock / { clk = sprintf("offset error <= %s ns, globaltimer tick %s ns", kv($0, "err_ns"), kv($0, "globaltimer_tick_ns")) }
 FILENAME ~ /rx.out$/ && /^clock_end/ { drift = kv($0, "drift_ns") }
 FILENAME ~ /rx.out$/ && /^case=burst_copy/ { bcp[kv($0, "size")] = kv($0, "mpps") }
@@ -133,7 +134,7 @@ FILENAME ~ /tx.out$/ && /^case=softdpu_tx/ {
 		fcp[kv($0, "size")], fsp[kv($0, "size")], kv($0, "cpu_cores"))
 }
 END {
-	printf "\n### gpunetio_rx %s UTC, %s; window from the run, B = %d\n\n", date, machine, batch
+	printf "\n### gpunetio_rx %s UTC, %s; window from the run, B = %d, softdpu queues %s\n\n", date, machine, batch, (overflow == "cyclic" ? "CYCLIC (overrun)" : "flow-controlled (BACKPRESSURE) like the bare ring")
 	printf "PCIe H2D ceiling %s GB/s; clock: %s, drift over the run %s ns\n\n", pcie, clk, drift
 	print "| size | thr | softdpu dev mem Mpps / Gbit/s | overwrites | engine took Mpps | host mem Mpps | bare-gen Mpps | bare-copy Mpps | /bare-gen | /bare-copy | PCIe ceil Mpps | /PCIe | burst-copy Mpps | p50/p99 us | kpb Mpps | kpb p50/p99 us | kpb p50 / softdpu p50 | CPU cores |"
 	print "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"

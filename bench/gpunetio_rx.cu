@@ -7,7 +7,11 @@
  *
  * softdpu: N gen devices declared by this program (flat out, frames of the size), each with its
  * own engine thread and one CYCLIC receive queue on the GPU data path, packet buffer in device
- * memory (the engine's copy engine path) or in mapped host memory (-H sizes; zero-copy). One
+ * memory (the engine's copy engine path) or in mapped host memory (-H sizes; zero-copy). The
+ * queues are flow-controlled as the bare ring's producers are (softdpu's BACKPRESSURE overflow
+ * mode: the engine waits for room instead of overwriting); -O cyclic measures DOCA's default,
+ * where a generator faster than the kernel overruns the ring and the rate counted is what the
+ * kernel catches between overwrites. One
  * persistent kernel, one block per queue: thread 0 claims up to BATCH completions with
  * sdp_ring_rx_poll (include/softdpu/sdp_ring.h), the block reads every byte of every frame,
  * checks the gen magic and sequence order, records the latency, and releases the batch. The
@@ -59,6 +63,8 @@ static uint32_t *g_phase_dev;
 static volatile uint32_t *g_started;
 static uint32_t *g_started_dev;
 static int64_t g_off;
+/* the softdpu queues' overflow mode (-O) */
+static enum sdp_eth_overflow g_overflow = SDP_ETH_OVERFLOW_BACKPRESSURE;
 static double g_drift_max; /* largest clock offset change between two cases, ns */
 static cudaStream_t g_st;  /* non-blocking: the persistent kernels */
 
@@ -354,6 +360,7 @@ static void run_softdpu(uint32_t size, int nq, enum doca_gpu_mem_type mt, struct
 		BCHECK(doca_eth_rxq_create(c.dev[i], SLOTS, stride, &c.rxq[i]));
 		BCHECK(doca_eth_rxq_set_type(c.rxq[i], DOCA_ETH_RXQ_TYPE_CYCLIC));
 		BCHECK(doca_eth_rxq_set_pkt_buf(c.rxq[i], mm[i], 0, (uint32_t)bsz));
+		BCHECK(sdp_eth_rxq_set_overflow(c.rxq[i], g_overflow));
 		BCHECK(doca_ctx_set_datapath_on_gpu(doca_eth_rxq_as_doca_ctx(c.rxq[i]), g_gpu));
 		BCHECK(doca_ctx_start(doca_eth_rxq_as_doca_ctx(c.rxq[i])));
 		BCHECK(doca_eth_rxq_get_gpu_handle(c.rxq[i], &h));
@@ -576,7 +583,7 @@ int main(int argc, char **argv)
 	double pcie;
 	int opt;
 
-	while ((opt = getopt(argc, argv, "t:w:s:n:H:B:R:")) != -1) {
+	while ((opt = getopt(argc, argv, "t:w:s:n:H:B:R:O:")) != -1) {
 		if (bench_common_opt(opt, optarg, &o))
 			continue;
 		switch (opt) {
@@ -586,12 +593,22 @@ int main(int argc, char **argv)
 		case 'R':
 			lat_rate = (uint32_t)std::strtoul(optarg, NULL, 10);
 			break;
+		case 'O':
+			if (std::strcmp(optarg, "cyclic") != 0 &&
+			    std::strcmp(optarg, "backpressure") != 0) {
+				std::fprintf(stderr, "-O takes cyclic or backpressure\n");
+				return 2;
+			}
+			g_overflow = std::strcmp(optarg, "cyclic") == 0 ?
+					     SDP_ETH_OVERFLOW_CYCLIC :
+					     SDP_ETH_OVERFLOW_BACKPRESSURE;
+			break;
 		default:
-			std::fprintf(
-				stderr,
-				"usage: %s [-t secs] [-w warmup] [-s sizes] [-n threads] "
-				"[-H host-mem sizes|none] [-B batch] [-R latency pps, 0 none]\n",
-				argv[0]);
+			std::fprintf(stderr,
+				     "usage: %s [-t secs] [-w warmup] [-s sizes] [-n threads] "
+				     "[-H host-mem sizes|none] [-B batch] [-R latency pps, 0 none] "
+				     "[-O backpressure|cyclic]\n",
+				     argv[0]);
 			return 2;
 		}
 	}
@@ -660,6 +677,8 @@ int main(int argc, char **argv)
 		    (long long)c0.off_ns, (long long)c0.err_ns, (unsigned long long)c0.tick_ns);
 
 	pcie = pcie_gbs(cudaMemcpyHostToDevice);
+	std::printf("case=config overflow=%s\n",
+		    g_overflow == SDP_ETH_OVERFLOW_CYCLIC ? "cyclic" : "backpressure");
 	std::printf("case=pcie h2d_gbs=%.2f", pcie);
 	for (int i = 0; i < o.ns; i++)
 		std::printf(" mpps_%u=%.3f", o.sizes[i], pcie * 1e9 / o.sizes[i] / 1e6);
