@@ -6,7 +6,7 @@
  *
  * softdpu: N gen devices (each its own engine thread; their RX side limited to one frame), one
  * send queue each on the GPU data path (completions on the GPU). One persistent kernel, one
- * block per queue: thread 0 reserves up to 64 descriptors on the queue's ring
+ * block per queue: thread 0 reserves up to 256 descriptors on the queue's ring
  * (include/softdpu/sdp_ring.h), the block fills them with frames from a pool of 1024 frames in
  * device memory (or mapped host memory for -H sizes), thread 0 publishes them; failures come
  * back as completions and are counted. The rate is what the gen TX sink counted
@@ -36,8 +36,8 @@
 #include "gpunetio_bench.cuh"
 
 #define MAXQ 8
-#define POOL 1024  /* distinct frames a queue sends, round robin */
-#define TXBATCH 64 /* descriptors one block posts at once */
+#define POOL 1024   /* distinct frames a queue sends, round robin */
+#define TXBATCH 256 /* descriptors one block posts at once (a quarter of the ring) */
 #define NTHR 64
 
 struct qtx {
