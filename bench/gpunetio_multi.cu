@@ -5,7 +5,8 @@
  *   gpunetio_multi [-t secs] [-w warmup] [-s 64,1514] [-q queues per GPU] [-g max GPUs]
  *
  * Per GPU: its own doca_gpu, Q gen devices flat out (each its own engine thread), Q CYCLIC
- * receive queues on the GPU data path with their packet buffers in that GPU's memory, and one
+ * receive queues on the GPU data path (flow-controlled: softdpu's BACKPRESSURE overflow mode,
+ * as gpunetio_rx's) with their packet buffers in that GPU's memory, and one
  * persistent kernel (gpunetio_rx's, one block per queue: reads every byte, checks the gen magic
  * and the sequence order) on a non-blocking stream of that GPU. Each size runs every GPU alone
  * first, then all of them together; the figures are the frames the kernels consumed during the
@@ -79,6 +80,8 @@ static void run_start(struct gpu_run *r, int g, uint32_t size)
 		BCHECK(doca_mmap_start(r->mm[i]));
 		BCHECK(doca_eth_rxq_create(r->dev[i], SLOTS, stride, &r->rxq[i]));
 		BCHECK(doca_eth_rxq_set_type(r->rxq[i], DOCA_ETH_RXQ_TYPE_CYCLIC));
+		/* flow-controlled, as gpunetio_rx's queues (its -O): no overrun of a slow kernel */
+		BCHECK(sdp_eth_rxq_set_overflow(r->rxq[i], SDP_ETH_OVERFLOW_BACKPRESSURE));
 		BCHECK(doca_eth_rxq_set_pkt_buf(r->rxq[i], r->mm[i], 0, (uint32_t)bsz));
 		BCHECK(doca_ctx_set_datapath_on_gpu(doca_eth_rxq_as_doca_ctx(r->rxq[i]), r->gpu));
 		BCHECK(doca_ctx_start(doca_eth_rxq_as_doca_ctx(r->rxq[i])));

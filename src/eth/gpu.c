@@ -51,6 +51,7 @@ SDP_LOG_COMPONENT("eth_gpu");
 #define RX_COPY_FRAMES 1024u
 #define RX_COPY_BYTES (1024u * 1024u)
 #define RX_STALL_NS 100000000ull /* a batch not done after this long: ask its stream why */
+#define RX_STAGE_NS 32000ull	 /* staged frames wait for company this long while no copy runs */
 
 /* What the copy path's profile times (SOFTDPU_ETH_PROFILE). */
 enum {
@@ -96,6 +97,7 @@ struct sdp_eth_gpu_rxq {
 		uint64_t ts;
 	} pend[RX_PEND];
 	uint32_t pub, cp, end; /* free-running indices into pend */
+	uint64_t stage_ns;     /* when the oldest frame not yet copied was staged */
 	uint32_t max_pend;     /* fewer than the ring's slots */
 	/*
 	 * Copy batches in flight, [ev_head, ev_tail) (free-running). Batch n is done once the
@@ -469,6 +471,8 @@ void sdp_eth_gpu_rx_push(struct doca_eth_rxq *rxq, const struct sdp_pkt *pkt)
 	}
 	if (slot != pkt->data)
 		memcpy(slot, pkt->data, len);
+	if (g->cp == g->end)
+		g->stage_ns = now_ns(CLOCK_MONOTONIC);
 	g->pend[g->end % RX_PEND].pos = pos;
 	g->pend[g->end % RX_PEND].len = len;
 	g->pend[g->end % RX_PEND].wire_len = pkt->wire_len;
@@ -491,7 +495,9 @@ void sdp_eth_gpu_rx_flush(struct doca_eth_rxq *rxq, int more)
 	 * however small (SOFTDPU_ETH_PROFILE, H100/H200): about 250 000 copies a second for the
 	 * whole GPU. So frames are gathered into large copies:
 	 *   - while the backend hands over full bursts, up to RX_COPY_FRAMES frames or
-	 *     RX_COPY_BYTES (or until staged and in-flight frames reach max_pend);
+	 *     RX_COPY_BYTES (or until staged and in-flight frames reach max_pend), and while no
+	 *     copy runs, for RX_STAGE_NS at most (the latency at moderate rates; when the copy
+	 *     engine is busy, copies stay in flight longer and batches grow by themselves);
 	 *   - when it has less to give (a short burst, a full ring, idle), the staged frames go
 	 *     at once unless a copy is still in flight: the kernel has that one to work on, and
 	 *     they go when it lands (the engine looks every 20 us while copies are in flight).
@@ -505,7 +511,9 @@ void sdp_eth_gpu_rx_flush(struct doca_eth_rxq *rxq, int more)
 						  (g->ev_head + 1)) >= 0) &&
 		    RX_PROF(g, RX_PROF_BIND, sdp_gpu_ctx_bind(g->gpu)) == DOCA_SUCCESS)
 			rx_retire(rxq, 0);
-		if (more || g->ev_head != g->ev_tail || staged == 0)
+		if (g->ev_head != g->ev_tail || staged == 0)
+			return;
+		if (more && now_ns(CLOCK_MONOTONIC) - g->stage_ns < RX_STAGE_NS)
 			return;
 	}
 	/* the engine thread keeps the GPU's context bound: no push/pop per copy */
