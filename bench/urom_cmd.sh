@@ -12,7 +12,7 @@
 # which ride TCP on lo in UCX 1.13; the first recorded row compares with it). Prints every
 # figure and ratios:
 #   round trip / ucx_perftest one-way AM latency   (goal <= 2.5)
-#   command rate / ucx_perftest 64-byte AM rate      (goal >= 0.5)
+#   command rate / ucx_perftest 64-byte AM rate      (goal >= 0.8, issue 18; 0.5 before)
 # --record appends a dated row to bench/RESULTS.md (before the "urom_cmd rows" marker).
 # Environment: UCX_TLS is passed to both sides unchanged (unset = UCX's default on both).
 # SPDX-License-Identifier: BSD-3-Clause
@@ -130,7 +130,7 @@ echo "ucx_perftest_e_am_lat_oneway_mean_us=$elat_avg"
 echo "ucx_perftest_e_am_bw_64B_msg_per_s=$ebw_rate"
 echo "ratio_roundtrip_mean_vs_oneway_mean=$ratio_lat (goal <= 2.5)"
 echo "ratio_roundtrip_median_vs_oneway_median=$ratio_lat_med"
-echo "ratio_rate_vs_am_bw=$ratio_rate (goal >= 0.5)"
+echo "ratio_rate_vs_am_bw=$ratio_rate (goal >= 0.8)"
 echo "ratio_roundtrip_mean_vs_e_oneway_mean=$eratio_lat"
 echo "ratio_roundtrip_median_vs_e_oneway_median=$eratio_lat_med"
 echo "ratio_rate_vs_e_am_bw=$eratio_rate"
