@@ -506,9 +506,12 @@ void sdp_eth_gpu_rx_flush(struct doca_eth_rxq *rxq, int more)
 	staged = g->end - g->cp;
 	if (staged < RX_COPY_FRAMES && (uint64_t)staged * g->stride < RX_COPY_BYTES &&
 	    g->end - g->pub < g->max_pend && (more || g->ev_head != g->ev_tail)) {
+		/*
+		 * Every call while a batch is in flight: with the done word a load and a clock read,
+		 * and the only place a batch whose copy failed (its word never comes) is noticed
+		 * after RX_STALL_NS even when the source has gone quiet.
+		 */
 		if (g->ev_head != g->ev_tail &&
-		    (g->done == NULL || (int32_t)(__atomic_load_n(g->done, __ATOMIC_ACQUIRE) -
-						  (g->ev_head + 1)) >= 0) &&
 		    RX_PROF(g, RX_PROF_BIND, sdp_gpu_ctx_bind(g->gpu)) == DOCA_SUCCESS)
 			rx_retire(rxq, 0);
 		if (g->ev_head != g->ev_tail || staged == 0)
