@@ -402,22 +402,27 @@ static void *engine_main(void *arg)
 	int held = 0;
 
 	while (!atomic_load(&dport->stop)) {
-		int budget = -1, round, tx_busy, inflight;
+		int budget = -1, round, tx_busy, inflight, last_full = 0;
 		long cap_us = ENGINE_IDLE_MS * 1000L;
 
 		if (dport->ops->steer != NULL)
 			engine_steer(dport);
 
 		for (round = 0; round < ENGINE_ROUNDS && !atomic_load(&dport->stop); round++) {
+			unsigned int got;
+
 			pthread_mutex_lock(&dport->lock);
 			budget = engine_budget(dport);
 			pthread_mutex_unlock(&dport->lock);
-			if (budget <= 0 || engine_rx(dport, (uint32_t)budget) == 0)
+			got = budget > 0 ? engine_rx(dport, (uint32_t)budget) : 0;
+			last_full = got == SDP_ETH_RX_BURST;
+			if (got == 0)
 				break;
 		}
 		tx_busy = engine_gpu_tx(dport, &cap_us) > 0;
 		/* GPU receive copies: send what waits for company, publish what landed */
-		inflight = engine_gpu_rx_retire(dport, round == ENGINE_ROUNDS);
+		/* busy: every round's burst was taken and the last one was full */
+		inflight = engine_gpu_rx_retire(dport, round == ENGINE_ROUNDS && last_full);
 		if (tx_busy || round == ENGINE_ROUNDS)
 			continue; /* busy: go on */
 		if (inflight && cap_us > ENGINE_GPU_POLL_US)
