@@ -165,7 +165,11 @@ int sdp_eth_txq_backlog_push(struct doca_eth_txq *txq)
 			done = 1;
 			continue;
 		}
-		/* the run of send tasks at the head, checked at submission */
+		/*
+		 * The run of send tasks at the head. Their frames were checked at submission; one
+		 * whose buffer the application changed since (not allowed, but it must not overrun
+		 * the checksum stage) fails alone with INVALID_VALUE, in its turn.
+		 */
 		for (sdp_list_link_t *l = txq->backlog.next;
 		     l != &txq->backlog && n < TXQ_PUSH_BURST; l = l->next) {
 			struct sdp_eth_txq_item *s =
@@ -175,9 +179,23 @@ int sdp_eth_txq_backlog_push(struct doca_eth_txq *txq)
 			if (s->send == NULL)
 				break;
 			buf = s->send->pkt;
+			if (buf == NULL || buf->data_len < TXQ_MIN_FRAME ||
+			    buf->data_len > SDP_ETH_MAX_FRAME)
+				break;
 			pkts[n] = (struct sdp_pkt){.data = (uint8_t *)buf->data,
 						   .len = (uint32_t)buf->data_len};
 			items[n++] = s;
+		}
+		if (n == 0) {
+			sdp_error("eth_txq %p: send task %p's frame changed after submission (%zu "
+				  "bytes); not sent",
+				  (void *)txq, (void *)it->send,
+				  it->send->pkt != NULL ? it->send->pkt->data_len : (size_t)0);
+			txq->counters.errors++;
+			sdp_list_del(&it->link);
+			sdp_task_complete(&it->send->task, DOCA_ERROR_INVALID_VALUE);
+			done = 1;
+			continue;
 		}
 		taken = txq_tx(txq, pkts, n);
 		for (uint16_t i = 0; i < taken; i++) {

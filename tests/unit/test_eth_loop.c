@@ -333,6 +333,25 @@ static void test_unflushed(struct doca_pe *pe, struct doca_eth_rxq *rxq, struct 
 		if (len == frame_len((uint32_t)(10 + k)) && memcmp(data, want, len) != 0)
 			t_fail("unflushed frame %d differs from what was sent", 10 + k);
 	}
+	/* a frame cut below an Ethernet header after submission fails alone, nothing is sent */
+	{
+		struct doca_eth_txq_task_send *bad = NULL;
+		void *data = NULL;
+		int err0 = g_send_err;
+
+		T_OK(doca_eth_txq_task_send_allocate_init(txq, send_bufs[15], (union doca_data){0},
+							  &bad));
+		T_OK(doca_task_submit_ex(doca_eth_txq_task_send_as_doca_task(bad),
+					 DOCA_TASK_SUBMIT_FLAG_NONE));
+		T_OK(doca_buf_get_data(send_bufs[15], &data));
+		T_OK(doca_buf_set_data(send_bufs[15], data, 10));
+		doca_ctx_flush_tasks(doca_eth_txq_as_doca_ctx(txq));
+		progress_until(pe, &g_send_err, err0 + 1);
+		T_EQ_INT(g_send_err, err0 + 1);
+		T_OK(sdp_eth_txq_get_counters(txq, &tc));
+		T_EQ_INT(tc.packets, pk0 + 5);
+		T_OK(doca_buf_set_data(send_bufs[15], data, frame_len(15)));
+	}
 }
 
 static void test_caps(struct doca_devinfo *loop, struct doca_devinfo *host)
