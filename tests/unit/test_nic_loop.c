@@ -411,6 +411,25 @@ static void test_ports(struct doca_dev *dev_a, struct doca_dev *dev_b)
 	T_EQ_INT(next[0], 4);
 	T_EQ_INT(next[1], 5);
 	T_EQ_INT(g_ops->rx_fd(pb, 1), -1);
+	/*
+	 * The wake-ups follow the rings' edges (the fd is drained only once every ring the queue
+	 * reads is empty): readable while a frame waits on either wire queue, after a partial
+	 * read too, and not once both are empty.
+	 */
+	T_EQ_INT(t_readable(g_ops->rx_fd(pb, 0), 0), 0);
+	T_EQ_INT(send_frames(pa, 0, 1, 5, 3), 3);
+	T_EQ_INT(t_readable(g_ops->rx_fd(pb, 0), 1000), 1);
+	T_EQ_INT(recv_check(pb, 0, 0, next, 2), 2);
+	T_EQ_INT(t_readable(g_ops->rx_fd(pb, 0), 0), 1);
+	T_EQ_INT(send_frames(pa, 0, 0, 4, 1), 1);
+	T_EQ_INT(recv_check(pb, 0, 0, next, 64), 2);
+	T_EQ_INT(next[0], 5);
+	T_EQ_INT(next[1], 8);
+	T_EQ_INT(t_readable(g_ops->rx_fd(pb, 0), 0), 0);
+	T_EQ_INT(send_frames(pa, 0, 0, 5, 1), 1);
+	T_EQ_INT(t_readable(g_ops->rx_fd(pb, 0), 1000), 1);
+	T_EQ_INT(recv_check(pb, 0, 0, next, 64), 1);
+	T_EQ_INT(t_readable(g_ops->rx_fd(pb, 0), 0), 0);
 
 	/* frames waiting for a port that closes are dropped with the link */
 	T_EQ_INT(send_frames(pa, 0, 0, 0, 4), 4);
