@@ -497,7 +497,8 @@ SDP_RING_FN int sdp_ring_rx_push(struct sdp_ring_hdr *r, const void *data, uint3
 		len = r->slot_size;
 		flags |= SDP_RING_CQE_F_TRUNCATED;
 	}
-	memcpy(slot, data, len);
+	if (slot != data) /* else the producer wrote it in place (its next position's slot) */
+		memcpy(slot, data, len);
 	sdp_ring_rx_publish(r, pos, len, wire_len, flags, ts_ns);
 	return 1;
 }

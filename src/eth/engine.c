@@ -124,14 +124,31 @@ int sdp_eth_profile_enabled(void)
 	return __atomic_load_n(&on, __ATOMIC_RELAXED);
 }
 
-/* Profiling: a burst of got frames, the backend from t0 to t1, the rest until now. */
-static void prof_burst(struct sdp_eth_dport *dport, uint16_t got, uint64_t t0, uint64_t t1)
+/*
+ * The backend's burst: up to budget frames into pkts from its queues in turn. While profiling,
+ * its time is counted and *t1_p is when it ended (prof_burst counts the rest of the burst).
+ */
+static uint16_t backend_rx(struct sdp_eth_dport *dport, struct sdp_pkt *pkts, uint32_t budget,
+			   uint64_t *t1_p)
+{
+	uint64_t t0 = sdp_eth_prof_now(dport->prof_on);
+	uint16_t got = 0;
+
+	for (uint16_t q = 0; q < dport->info.nb_rxq && got < budget; q++)
+		got += dport->ops->rx_burst(dport->port, q, pkts + got, (uint16_t)(budget - got));
+	*t1_p = sdp_eth_prof_now(dport->prof_on);
+	if (dport->prof_on && got != 0)
+		dport->prof.burst_ns += *t1_p - t0;
+	return got;
+}
+
+/* Profiling: a burst of got frames whose backend part ended at t1; the rest lasts until now. */
+static void prof_burst(struct sdp_eth_dport *dport, uint16_t got, uint64_t t1)
 {
 	if (!dport->prof_on || got == 0)
 		return;
 	dport->prof.bursts++;
 	dport->prof.frames += got;
-	dport->prof.burst_ns += t1 - t0;
 	dport->prof.work_ns += sdp_eth_prof_now(1) - t1;
 }
 
@@ -149,7 +166,7 @@ static int engine_rx_direct(struct sdp_eth_dport *dport, uint32_t budget, uint64
 	struct sdp_pkt pkts[SDP_ETH_RX_BURST];
 	struct doca_eth_rxq *rxq;
 	struct sdp_ring_hdr *r;
-	uint64_t t0, t1;
+	uint64_t t1;
 	uint32_t pos0;
 	uint16_t got = 0;
 
@@ -168,31 +185,22 @@ static int engine_rx_direct(struct sdp_eth_dport *dport, uint32_t budget, uint64
 
 		pkts[i] = (struct sdp_pkt){.data = dst, .cap = cap};
 	}
-	t0 = sdp_eth_prof_now(dport->prof_on);
-	for (uint16_t q = 0; q < dport->info.nb_rxq && got < budget; q++)
-		got += dport->ops->rx_burst(dport->port, q, pkts + got, (uint16_t)(budget - got));
-	t1 = sdp_eth_prof_now(dport->prof_on);
+	got = backend_rx(dport, pkts, budget, &t1);
+	/* each reservation is pos0 + i (the room was checked): the pushes copy nothing */
 	for (uint16_t i = 0; i < got; i++) {
-		uint32_t pos, flags = pkts[i].flags & SDP_ETH_PKT_CQE_FLAGS;
-		void *slot;
-
 		*bytes += pkts[i].len;
-		if (rxq->gpu_rx != NULL) {
+		if (rxq->gpu_rx != NULL)
 			sdp_eth_gpu_rx_push(rxq, &pkts[i]);
-			continue;
-		}
-		slot = sdp_ring_rx_reserve(r, &pos); /* pos0 + i: the room was checked */
-		if (slot == NULL)
-			continue; /* counted by the ring */
-		if (slot != pkts[i].data)
-			memcpy(slot, pkts[i].data, pkts[i].len);
-		sdp_ring_rx_publish(r, pos, pkts[i].len, pkts[i].wire_len, flags, pkts[i].ts_ns);
+		else
+			(void)sdp_ring_rx_push(r, pkts[i].data, pkts[i].len, pkts[i].wire_len,
+					       pkts[i].flags & SDP_ETH_PKT_CQE_FLAGS,
+					       pkts[i].ts_ns);
 	}
 	if (got != 0) {
 		rxq->eng_touched = 1;
 		notify_consumers(dport, got == SDP_ETH_RX_BURST);
 	}
-	prof_burst(dport, got, t0, t1);
+	prof_burst(dport, got, t1);
 	return got;
 }
 
@@ -201,7 +209,7 @@ static unsigned int engine_rx(struct sdp_eth_dport *dport, uint32_t budget)
 {
 	struct sdp_pkt pkts[SDP_ETH_RX_BURST];
 	struct doca_flow_port *flow;
-	uint64_t bytes = 0, unsteered = 0, t0, t1;
+	uint64_t bytes = 0, unsteered = 0, t1;
 	uint16_t got = 0;
 
 	if (budget > SDP_ETH_RX_BURST)
@@ -223,10 +231,7 @@ static unsigned int engine_rx(struct sdp_eth_dport *dport, uint32_t budget)
 	for (uint32_t i = 0; i < budget; i++)
 		pkts[i] = (struct sdp_pkt){.data = dport->stage + (size_t)i * SDP_ETH_MAX_FRAME,
 					   .cap = SDP_ETH_MAX_FRAME};
-	t0 = sdp_eth_prof_now(dport->prof_on);
-	for (uint16_t q = 0; q < dport->info.nb_rxq && got < budget; q++)
-		got += dport->ops->rx_burst(dport->port, q, pkts + got, (uint16_t)(budget - got));
-	t1 = sdp_eth_prof_now(dport->prof_on);
+	got = backend_rx(dport, pkts, budget, &t1);
 	if (got == 0) {
 		if (flow != NULL)
 			sdp_flow_port_put(flow);
@@ -259,7 +264,7 @@ static unsigned int engine_rx(struct sdp_eth_dport *dport, uint32_t budget)
 	cnt_add(&dport->rx_packets, got);
 	cnt_add(&dport->rx_bytes, bytes);
 	cnt_add(&dport->rx_unsteered, unsteered);
-	prof_burst(dport, got, t0, t1);
+	prof_burst(dport, got, t1);
 	return got;
 }
 

@@ -142,14 +142,6 @@ struct sdp_eth_gpu_txq {
 
 /* ---- helpers -------------------------------------------------------------------------------- */
 
-static uint64_t now_ns(clockid_t clk)
-{
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static void cnt_add(uint64_t *c, uint64_t v)
 {
 	__atomic_store_n(c, *c + v, __ATOMIC_RELAXED);
@@ -387,6 +379,12 @@ static void rx_publish(struct doca_eth_rxq *rxq, uint32_t upto, int failed)
  * wait, waits for it. The done word is a plain load; a batch that seems stuck for RX_STALL_NS
  * is looked at through its stream (a failed copy never writes the word).
  */
+/* Whether the stream has written the done word of batch n (done-word mode). */
+static int rx_done_reached(const struct sdp_eth_gpu_rxq *g, uint32_t n)
+{
+	return (int32_t)(__atomic_load_n(g->done, __ATOMIC_ACQUIRE) - (n + 1)) >= 0;
+}
+
 static sdp_cu_result_t rx_batch_state(struct sdp_eth_gpu_rxq *g, int wait)
 {
 	uint32_t n = g->ev_head, k = n % RX_INFLIGHT;
@@ -399,12 +397,12 @@ static sdp_cu_result_t rx_batch_state(struct sdp_eth_gpu_rxq *g, int wait)
 			res = RX_PROF(g, RX_PROF_WAIT, g->cu->stream_synchronize(g->stream));
 		return res;
 	}
-	if ((int32_t)(__atomic_load_n(g->done, __ATOMIC_ACQUIRE) - (n + 1)) >= 0)
+	if (rx_done_reached(g, n))
 		return SDP_CUDA_SUCCESS;
 	if (wait) {
 		res = RX_PROF(g, RX_PROF_WAIT, g->cu->stream_synchronize(g->stream));
 	} else {
-		now = now_ns(CLOCK_MONOTONIC);
+		now = sdp_eth_now_ns(CLOCK_MONOTONIC);
 		if (now - g->ev_ns[k] < RX_STALL_NS)
 			return SDP_CUDA_ERROR_NOT_READY;
 		g->ev_ns[k] = now;
@@ -413,8 +411,7 @@ static sdp_cu_result_t rx_batch_state(struct sdp_eth_gpu_rxq *g, int wait)
 			return res;
 	}
 	/* the stream is idle: its store has landed unless it failed */
-	if (res == SDP_CUDA_SUCCESS &&
-	    (int32_t)(__atomic_load_n(g->done, __ATOMIC_ACQUIRE) - (n + 1)) < 0)
+	if (res == SDP_CUDA_SUCCESS && !rx_done_reached(g, n))
 		res = SDP_CUDA_ERROR_INVALID_VALUE;
 	return res;
 }
@@ -472,7 +469,7 @@ void sdp_eth_gpu_rx_push(struct doca_eth_rxq *rxq, const struct sdp_pkt *pkt)
 	if (slot != pkt->data)
 		memcpy(slot, pkt->data, len);
 	if (g->cp == g->end)
-		g->stage_ns = now_ns(CLOCK_MONOTONIC);
+		g->stage_ns = sdp_eth_now_ns(CLOCK_MONOTONIC);
 	g->pend[g->end % RX_PEND].pos = pos;
 	g->pend[g->end % RX_PEND].len = len;
 	g->pend[g->end % RX_PEND].wire_len = pkt->wire_len;
@@ -516,7 +513,7 @@ void sdp_eth_gpu_rx_flush(struct doca_eth_rxq *rxq, int more)
 			rx_retire(rxq, 0);
 		if (g->ev_head != g->ev_tail || staged == 0)
 			return;
-		if (more && now_ns(CLOCK_MONOTONIC) - g->stage_ns < RX_STAGE_NS)
+		if (more && sdp_eth_now_ns(CLOCK_MONOTONIC) - g->stage_ns < RX_STAGE_NS)
 			return;
 	}
 	/* the engine thread keeps the GPU's context bound: no push/pop per copy */
@@ -553,7 +550,7 @@ void sdp_eth_gpu_rx_flush(struct doca_eth_rxq *rxq, int more)
 			a = b;
 		}
 		if (!failed && g->done != NULL) {
-			g->ev_ns[g->ev_tail % RX_INFLIGHT] = now_ns(CLOCK_MONOTONIC);
+			g->ev_ns[g->ev_tail % RX_INFLIGHT] = sdp_eth_now_ns(CLOCK_MONOTONIC);
 			if (RX_PROF(g, RX_PROF_RECORD,
 				    g->cu->stream_write_value32(
 					    g->stream, (sdp_cu_deviceptr_t)(uintptr_t)g->done_gpu,
@@ -585,10 +582,9 @@ void *sdp_eth_gpu_rx_dest(const struct doca_eth_rxq *rxq, uint32_t pos, uint32_t
 {
 	const struct sdp_eth_gpu_rxq *g = rxq->gpu_rx;
 
-	*cap = g->stride;
+	*cap = g->stride; /* the ring's slots are stride bytes too (sdp_eth_gpu_rxq_start) */
 	if (g->pkt_cpu != NULL)
 		return g->pkt_cpu + (size_t)(pos & rxq->ring->slot_mask) * g->stride;
-	*cap = rxq->ring->slot_size;
 	return sdp_ring_rx_slot(rxq->ring, pos);
 }
 
@@ -797,23 +793,19 @@ struct tx_span {
 };
 
 /*
- * Issue the span's copy on the queue's stream (the context bound on first use); on failure
- * the frames staged in it get DRIVER / INVALID_VALUE and no frame pointer.
+ * Issue the span's copy on the queue's stream; on failure the frames staged in it get DRIVER /
+ * INVALID_VALUE and no frame pointer.
  */
-static int tx_span_issue(struct sdp_eth_gpu_txq *t, struct tx_span *s, int *pushed,
-			 const uint8_t **frame, doca_error_t *status, uint32_t nframes)
+static int tx_span_issue(struct sdp_eth_gpu_txq *t, struct tx_span *s, const uint8_t **frame,
+			 doca_error_t *status, uint32_t nframes)
 {
 	const uint8_t *lo = t->stage + s->dst, *hi = lo + (s->end - s->src);
 	doca_error_t err = DOCA_SUCCESS;
 
 	s->open = 0;
-	/* the engine thread keeps the GPU's context bound (sdp_gpu_ctx_bind) */
-	if (!*pushed) {
-		if (sdp_gpu_ctx_bind(t->cfg.gpu) != DOCA_SUCCESS)
-			err = DOCA_ERROR_DRIVER;
-		else
-			*pushed = 1;
-	}
+	/* the engine thread keeps the GPU's context bound (a thread-local check once bound) */
+	if (sdp_gpu_ctx_bind(t->cfg.gpu) != DOCA_SUCCESS)
+		err = DOCA_ERROR_DRIVER;
 	if (err == DOCA_SUCCESS && t->cu->memcpy_dtoh_async((void *)lo, (sdp_cu_deviceptr_t)s->src,
 							    (size_t)(hi - lo), t->stream) != 0) {
 		if (t->lookup_errors++ == 0)
@@ -844,7 +836,7 @@ static unsigned int tx_poll_one(struct sdp_eth_gpu_txq *t, uint64_t *next_ns)
 	struct tx_span span = {0};
 	uint32_t cursor = 0; /* stage bytes used */
 	unsigned int done = 0;
-	int copies = 0, pushed = 0;
+	int copies = 0;
 
 	if (n == 0)
 		goto out;
@@ -859,7 +851,7 @@ static unsigned int tx_poll_one(struct sdp_eth_gpu_txq *t, uint64_t *next_ns)
 		uint32_t dst;
 
 		dd[ready] = *sdp_ring_tx_desc(t->ring, first + ready);
-		if (d->send_ts_ns != 0 && d->send_ts_ns > now_ns(CLOCK_REALTIME)) {
+		if (d->send_ts_ns != 0 && d->send_ts_ns > sdp_eth_now_ns(CLOCK_REALTIME)) {
 			if (*next_ns == 0 || d->send_ts_ns < *next_ns)
 				*next_ns = d->send_ts_ns;
 			break; /* in order: everything after it waits too */
@@ -880,7 +872,7 @@ static unsigned int tx_poll_one(struct sdp_eth_gpu_txq *t, uint64_t *next_ns)
 			continue;
 		}
 		if (span.open) {
-			copies += tx_span_issue(t, &span, &pushed, frame, status, ready);
+			copies += tx_span_issue(t, &span, frame, status, ready);
 			cursor = span.dst + (uint32_t)(span.end - span.src);
 		}
 		dst = (cursor + 63u) & ~63u;
@@ -891,7 +883,7 @@ static unsigned int tx_poll_one(struct sdp_eth_gpu_txq *t, uint64_t *next_ns)
 		frame[ready] = t->stage + dst;
 	}
 	if (span.open)
-		copies += tx_span_issue(t, &span, &pushed, frame, status, ready);
+		copies += tx_span_issue(t, &span, frame, status, ready);
 	/* 2: the copies land */
 	if (copies > 0 && t->cu->stream_synchronize(t->stream) != 0) {
 		if (t->lookup_errors++ == 0)
@@ -939,7 +931,7 @@ static unsigned int tx_poll_one(struct sdp_eth_gpu_txq *t, uint64_t *next_ns)
 			cnt_add(&t->bytes, bytes);
 			for (uint16_t k = 0; k < sent; k++)
 				(void)sdp_ring_tx_complete(t->ring, first + i + k, DOCA_SUCCESS,
-							   now_ns(CLOCK_REALTIME));
+							   sdp_eth_now_ns(CLOCK_REALTIME));
 			done += sent;
 			i += sent;
 			if (sent < np)
@@ -948,7 +940,8 @@ static unsigned int tx_poll_one(struct sdp_eth_gpu_txq *t, uint64_t *next_ns)
 		}
 		/* a frame that failed */
 		cnt_add(&t->errors, 1);
-		(void)sdp_ring_tx_complete(t->ring, first + i, status[i], now_ns(CLOCK_REALTIME));
+		(void)sdp_ring_tx_complete(t->ring, first + i, status[i],
+					   sdp_eth_now_ns(CLOCK_REALTIME));
 		done++;
 		i++;
 	}

@@ -124,15 +124,19 @@ struct sdp_eth_dport {
 /* SOFTDPU_ETH_PROFILE (docs/environment.md): read once per process. */
 int sdp_eth_profile_enabled(void);
 
-/* A monotonic clock in ns while profiling, else 0 (no clock read). */
-static inline uint64_t sdp_eth_prof_now(int on)
+/* A clock in ns. */
+static inline uint64_t sdp_eth_now_ns(clockid_t clk)
 {
 	struct timespec ts;
 
-	if (!on)
-		return 0;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(clk, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The monotonic clock in ns while profiling, else 0 (no clock read). */
+static inline uint64_t sdp_eth_prof_now(int on)
+{
+	return on ? sdp_eth_now_ns(CLOCK_MONOTONIC) : 0;
 }
 
 /* The GPU data path of a running receive queue (gpu.c). */

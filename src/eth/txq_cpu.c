@@ -35,20 +35,19 @@ SDP_LOG_COMPONENT("eth_txq");
 
 /* ---- sending -------------------------------------------------------------------------------- */
 
-/* The frame a packet buffer holds: DOCA_SUCCESS, or DOCA_ERROR_INVALID_VALUE when it is none. */
+/*
+ * The frame a packet buffer holds: DOCA_SUCCESS, or DOCA_ERROR_INVALID_VALUE when it is none
+ * (*len_p: its length, 0 without a buffer). The buf's own fields: every buf a task holds is one
+ * of this library's (sdp_buf.h).
+ */
 static doca_error_t pkt_frame(const struct doca_buf *pkt, void **data_p, size_t *len_p)
 {
-	void *data = NULL;
-	size_t len = 0;
+	size_t len = pkt != NULL ? pkt->data_len : 0;
 
-	if (pkt == NULL || doca_buf_get_data(pkt, &data) != DOCA_SUCCESS ||
-	    doca_buf_get_data_len(pkt, &len) != DOCA_SUCCESS || len < TXQ_MIN_FRAME ||
-	    len > SDP_ETH_MAX_FRAME) {
-		*len_p = len;
-		return DOCA_ERROR_INVALID_VALUE;
-	}
-	*data_p = data;
 	*len_p = len;
+	if (pkt == NULL || len < TXQ_MIN_FRAME || len > SDP_ETH_MAX_FRAME)
+		return DOCA_ERROR_INVALID_VALUE;
+	*data_p = pkt->data;
 	return DOCA_SUCCESS;
 }
 
@@ -174,16 +173,12 @@ int sdp_eth_txq_backlog_push(struct doca_eth_txq *txq)
 		     l != &txq->backlog && n < TXQ_PUSH_BURST; l = l->next) {
 			struct sdp_eth_txq_item *s =
 				sdp_container_of(l, struct sdp_eth_txq_item, link);
-			const struct doca_buf *buf;
+			void *data = NULL;
+			size_t len = 0;
 
-			if (s->send == NULL)
+			if (s->send == NULL || pkt_frame(s->send->pkt, &data, &len) != DOCA_SUCCESS)
 				break;
-			buf = s->send->pkt;
-			if (buf == NULL || buf->data_len < TXQ_MIN_FRAME ||
-			    buf->data_len > SDP_ETH_MAX_FRAME)
-				break;
-			pkts[n] = (struct sdp_pkt){.data = (uint8_t *)buf->data,
-						   .len = (uint32_t)buf->data_len};
+			pkts[n] = (struct sdp_pkt){.data = data, .len = (uint32_t)len};
 			items[n++] = s;
 		}
 		if (n == 0) {
@@ -247,10 +242,10 @@ void sdp_eth_txq_batch_pool_drain(struct doca_eth_txq *txq)
 static doca_error_t send_validate(const struct doca_task *task)
 {
 	const struct doca_eth_txq_task_send *t = (const struct doca_eth_txq_task_send *)task;
-	/* the buf's own fields: a task's buf is one this library accepted at set_pkt */
-	size_t len = t->pkt != NULL ? t->pkt->data_len : 0;
+	void *data = NULL;
+	size_t len = 0;
 
-	if (t->pkt == NULL || len < TXQ_MIN_FRAME || len > SDP_ETH_MAX_FRAME) {
+	if (pkt_frame(t->pkt, &data, &len) != DOCA_SUCCESS) {
 		sdp_error("eth_txq %p: send task %p needs a frame of %u to %u bytes (has %zu)",
 			  (void *)t->txq, (const void *)t, TXQ_MIN_FRAME, SDP_ETH_MAX_FRAME, len);
 		return DOCA_ERROR_INVALID_VALUE;
