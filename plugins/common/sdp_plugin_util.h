@@ -15,6 +15,8 @@
 #include <doca_error.h>
 #include <doca_urom_plugin.h>
 
+#include "sdp_ucx_tls.h"
+
 /*
  * A notif_pack op for plugins whose notification is its header and len bytes, copied as they
  * are: DOCA_ERROR_TOO_BIG when *len (the capacity) is short, else *len = bytes written.
@@ -33,37 +35,12 @@ static inline doca_error_t sdp_plugin_notif_copy(struct urom_worker_notify *noti
 
 /*
  * The error handling of a plugin's endpoints to peers (owners' export workers, other members'
- * workers). UCX 1.13 leaves shared memory out of an endpoint with peer error handling, so while
- * shared memory may carry the traffic the endpoints have none; but then a transport error on
- * one (a peer lost over TCP: a link down for longer than the plugin waits, a dead host) makes
- * UCX abort the process at either end (ucs_fatal "unexpected error"), the host owning the
- * memory included. So: UCP_ERR_HANDLING_MODE_PEER whenever UCX_TLS rules shared memory out
- * ("tcp", "rc,ud", "^sm"), UCP_ERR_HANDLING_MODE_NONE otherwise (unset, "all", "sm", "tcp,cma").
+ * workers): peer error handling exactly where UCX_TLS rules shared memory out (sdp_ucx_tls.h,
+ * which the host library's endpoint to its worker follows as well).
  */
 static inline ucp_err_handling_mode_t sdp_plugin_err_mode(void)
 {
-	static const char *const shm[] = {"all",  "sm",	   "shm", "mm",	  "posix",
-					  "sysv", "xpmem", "cma", "knem", NULL};
-	const char *tls = getenv("UCX_TLS"), *p;
-	int exclude, named = 0;
-
-	if (tls == NULL || *tls == '\0')
-		return UCP_ERR_HANDLING_MODE_NONE;
-	exclude = *tls == '^';
-	for (p = tls + exclude; *p != '\0';) {
-		size_t n = strcspn(p, ","), k = strcspn(p, ",:");
-
-		for (int i = 0; shm[i] != NULL; i++)
-			if (k == strlen(shm[i]) && strncmp(p, shm[i], k) == 0)
-				named |= strcmp(shm[i], "sm") == 0 || strcmp(shm[i], "shm") == 0 ?
-						 2 :
-						 1;
-		p += n + (p[n] == ',');
-	}
-	/* "^sm" / "^shm" excludes every shared memory transport; a list naming one keeps it */
-	if (exclude)
-		return named & 2 ? UCP_ERR_HANDLING_MODE_PEER : UCP_ERR_HANDLING_MODE_NONE;
-	return named ? UCP_ERR_HANDLING_MODE_NONE : UCP_ERR_HANDLING_MODE_PEER;
+	return sdp_ucx_tls_err_mode(getenv("UCX_TLS"));
 }
 
 /* A progress op's last step: hand the completed notifications over, EMPTY when there is none. */

@@ -11,17 +11,20 @@
  * does no harm). Stop sends W_DISCONNECT to the worker and RELEASE to the service and finishes
  * when the service answered (bounded).
  *
- * The direct endpoint to the worker process has no UCP error handling, so that a worker on this
- * host is reached through shared memory (UCX 1.13's posix/sysv/cma transports cannot watch a
- * peer). A dead worker is reported by the service instead (WORKER_EXIT, sent to every host
- * connection that owns the worker, or the loss of the service connection itself). So while the
- * context is connecting or running, its progress op also looks at the service connection,
- * every SDP_UROM_SVC_POLL_MS at most and only when the service lock is free (whoever holds it
- * is progressing that connection or soon done with it), and in event mode the service's wakeup
- * fd stays in this context's PE: a program that only progresses, or sleeps on, the worker's PE
- * still sees its tasks fail with IO_FAILED within a bounded time.
+ * The direct endpoint to the worker process has no UCP error handling while UCX_TLS lets shared
+ * memory carry it, so that a worker on this host is reached that way (UCX 1.13's posix/sysv/cma
+ * transports cannot watch a peer); where UCX_TLS rules shared memory out it has it
+ * (sdp_ucx_tls.h: without it a transport error makes UCX abort the program), and its failure
+ * marks the worker dead. Either way a dead worker is also reported by the service (WORKER_EXIT,
+ * sent to every host connection that owns the worker, or the loss of the service connection
+ * itself). So while the context is connecting or running, its progress op also looks at the
+ * service connection, every SDP_UROM_SVC_POLL_MS at most and only when the service lock is free
+ * (whoever holds it is progressing that connection or soon done with it), and in event mode the
+ * service's wakeup fd stays in this context's PE: a program that only progresses, or sleeps on,
+ * the worker's PE still sees its tasks fail with IO_FAILED within a bounded time.
  * SPDX-License-Identifier: BSD-3-Clause
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -29,6 +32,7 @@
 #include "doca_urom.h"
 #include "sdp_ctx.h"
 #include "sdp_log.h"
+#include "sdp_ucx_tls.h"
 #include "sdp_urom_host.h"
 #include "softdpu/urom.h"
 
@@ -93,6 +97,17 @@ void sdp_urom_worker_mark_dead(struct doca_urom_worker *worker, const char *why)
 }
 
 /* ---- the worker's own connection ------------------------------------------------------------ */
+
+/* UCX watched the endpoint (peer error handling) and saw it fail (from our progress). */
+static void worker_ep_failed(void *arg, ucp_ep_h ep, ucs_status_t status)
+{
+	char why[96];
+
+	(void)ep;
+	snprintf(why, sizeof(why), "the endpoint to the worker failed: %s",
+		 ucs_status_string(status));
+	sdp_urom_worker_mark_dead(arg, why);
+}
 
 static void worker_recv(void *arg, ucp_ep_h reply_ep, const void *data, size_t len)
 {
@@ -388,10 +403,11 @@ static doca_error_t worker_connect(struct doca_urom_worker *worker)
 	if (status != DOCA_SUCCESS)
 		return status;
 	worker->efd_added = 1;
-	/* No UCP error handling: shared memory to a worker on this host (see the top). */
+	/* Peer error handling only where UCX_TLS rules shared memory out (see the top). */
 	status = sdp_ucx_ep_connect_addr(&worker->ucx, reply->u.spawn_reply.worker_addr.data,
 					 reply->u.spawn_reply.worker_addr.len,
-					 UCP_ERR_HANDLING_MODE_NONE, NULL, NULL, &worker->ep);
+					 sdp_ucx_tls_err_mode(getenv("UCX_TLS")), worker_ep_failed,
+					 worker, &worker->ep);
 	if (status != DOCA_SUCCESS)
 		return status;
 
