@@ -5,8 +5,10 @@
  * message that parses packs back to exactly the same bytes with the same packed size. The same
  * input is also read as a domain member record and as a host record (sdp_urom_dom_*): a record
  * that parses packs back to the same bytes (a host record: up to its zero padding), and the
- * iterators visit exactly the counts the parser announced. A SW_STATS that parses keeps the
- * bounds the service relies on (counts in order, strings printable and within their maxima).
+ * iterators visit exactly the counts the parser announced. The input read as several messages
+ * back to back (sdp_urom_msg_next, protocol 2) is stepped through within its bounds. A
+ * SW_STATS that parses keeps the bounds the service relies on (counts in order, strings
+ * printable and within their maxima).
  *
  * Built as a libFuzzer binary when the C compiler is clang (tests/fuzz/meson.build); replay.c
  * drives the same function with generated inputs as an ordinary test with any compiler.
@@ -87,6 +89,28 @@ static void fuzz_stats(const struct sdp_urom_msg *msg)
 		abort(); /* a SW_STATS out of bounds parsed */
 }
 
+/*
+ * The input as an active message carrying several messages (protocol 2): sdp_urom_msg_next()
+ * only ever steps forward within the buffer, by at least a header, and a message that parses
+ * on its own is one step of exactly its size.
+ */
+static void fuzz_batch(const uint8_t *data, size_t size)
+{
+	struct sdp_urom_msg msg;
+	size_t pos = 0, n;
+
+	while (pos < size &&
+	       sdp_urom_msg_next(data + pos, size - pos, &n, NULL, 0) == DOCA_SUCCESS) {
+		if (n < SDP_UROM_HDR_LEN || n > size - pos)
+			abort();				/* a step out of bounds */
+		(void)sdp_urom_msg_unpack(data + pos, n, &msg); /* within its step (ASan) */
+		pos += n;
+	}
+	if (size > 0 && sdp_urom_msg_unpack(data, size, &msg) == DOCA_SUCCESS &&
+	    (sdp_urom_msg_next(data, size, &n, NULL, 0) != DOCA_SUCCESS || n != size))
+		abort(); /* a whole message is not one step */
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static int quiet;
@@ -103,6 +127,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		quiet = 1;
 	}
 	fuzz_dom(size > 0 ? data : empty, size);
+	fuzz_batch(size > 0 ? data : empty, size);
 	status = sdp_urom_msg_unpack(size > 0 ? data : empty, size, &msg);
 	switch (status) {
 	case DOCA_SUCCESS:

@@ -2,7 +2,8 @@
  * softdpu-urom-worker as a process: the test plays the service on the control socketpair
  * (SW_READY, SW_ADD_HOST, SW_DEL_HOST, SW_EXIT) and a host over UCP (W_CONNECT with a good and
  * a bad token, W_CMD loopbacks through worker_graph.so, commands for a plugin the worker does not
- * run, malformed commands, a foreign protocol version), then checks how the worker exits: after
+ * run, malformed commands, a foreign protocol version, several commands in one active message
+ * and one with a torn header behind a whole command), then checks how the worker exits: after
  * SW_EXIT once no host remains, when the control socket closes, and at start-up when a plugin
  * cannot be loaded.
  *
@@ -194,7 +195,9 @@ struct host {
 	size_t queue_len[HOST_QUEUE];
 	unsigned head, tail;
 	volatile int flag;
-	uint8_t *cur; /* buffer of the message last returned */
+	uint8_t *cur;	/* active message the last message returned came in */
+	size_t cur_len; /* its length */
+	size_t cur_off; /* where its next message starts (protocol 2: several per message) */
 };
 
 static void host_recv(void *arg, ucp_ep_h reply_ep, const void *data, size_t len)
@@ -258,19 +261,33 @@ static void host_send(struct host *h, const struct sdp_urom_msg *msg)
 /* Next message from the worker within timeout_ms; 0 on success, -1 when none came. */
 static int host_next(struct host *h, struct sdp_urom_msg *msg, int timeout_ms)
 {
-	if (h->head == h->tail) {
-		h->flag = 0;
-		if (sdp_ucx_worker_wait(&h->w, &h->flag, timeout_ms) != DOCA_SUCCESS)
-			return -1;
+	size_t n = 0;
+
+	if (h->cur == NULL || h->cur_off == h->cur_len) {
+		if (h->head == h->tail) {
+			h->flag = 0;
+			if (sdp_ucx_worker_wait(&h->w, &h->flag, timeout_ms) != DOCA_SUCCESS)
+				return -1;
+		}
+		free(h->cur);
+		h->cur = h->queue[h->head % HOST_QUEUE];
+		h->cur_len = h->queue_len[h->head % HOST_QUEUE];
+		h->cur_off = 0;
+		h->head++;
 	}
-	free(h->cur);
-	h->cur = h->queue[h->head % HOST_QUEUE];
-	if (sdp_urom_msg_unpack(h->cur, h->queue_len[h->head % HOST_QUEUE], msg) != DOCA_SUCCESS) {
+	if (sdp_urom_msg_next(h->cur + h->cur_off, h->cur_len - h->cur_off, &n, NULL, 0) !=
+	    DOCA_SUCCESS) {
+		t_fail("malformed active message from the worker");
+		h->cur_off = h->cur_len;
+		memset(&msg->hdr, 0, sizeof(msg->hdr));
+		return 0;
+	}
+	if (sdp_urom_msg_unpack(h->cur + h->cur_off, n, msg) != DOCA_SUCCESS) {
 		/* A reply in another protocol version still has a readable header. */
 		if (msg->hdr.type != SDP_UROM_MSG_VERSION_REJECT)
 			t_fail("malformed message from the worker");
 	}
-	h->head++;
+	h->cur_off += n;
 	return 0;
 }
 
@@ -294,13 +311,18 @@ static void host_connect(struct host *h, uint64_t dest_id, uint8_t fill, doca_er
 	T_STATUS((doca_error_t)msg.u.w_connect_reply.status, want);
 }
 
-/* Send one command: urom_worker_cmd header + payload (cmd_len may lie, for negative tests). */
-static void host_cmd(struct host *h, uint64_t dest_id, uint64_t type, uint64_t context,
-		     const void *payload, size_t payload_len, uint64_t cmd_len)
+/*
+ * Pack one command (urom_worker_cmd header + payload; cmd_len may lie, for negative tests) as
+ * a W_CMD into buf; returns its length.
+ */
+static size_t host_cmd_pack(uint8_t *buf, size_t cap, uint64_t dest_id, uint64_t type,
+			    uint64_t context, const void *payload, size_t payload_len,
+			    uint64_t cmd_len)
 {
 	uint8_t cmd[MSG_SIZE];
 	struct urom_worker_cmd hdr = {.type = type, .urom_context = context, .len = cmd_len};
 	struct sdp_urom_msg msg;
+	size_t len = 0;
 
 	memcpy(cmd, &hdr, sizeof(hdr));
 	memcpy(cmd + sizeof(hdr), payload, payload_len);
@@ -309,7 +331,19 @@ static void host_cmd(struct host *h, uint64_t dest_id, uint64_t type, uint64_t c
 	msg.u.w_cmd.dest_id = dest_id;
 	msg.u.w_cmd.cmd.data = cmd;
 	msg.u.w_cmd.cmd.len = (uint32_t)(sizeof(hdr) + payload_len);
-	host_send(h, &msg);
+	T_OK(sdp_urom_msg_pack(&msg, buf, cap, &len));
+	return len;
+}
+
+/* Send one command, alone in its active message. */
+static void host_cmd(struct host *h, uint64_t dest_id, uint64_t type, uint64_t context,
+		     const void *payload, size_t payload_len, uint64_t cmd_len)
+{
+	uint8_t buf[MSG_SIZE + 256];
+	size_t len = host_cmd_pack(buf, sizeof(buf), dest_id, type, context, payload, payload_len,
+				   cmd_len);
+
+	T_OK(sdp_ucx_send(&h->w, h->ep, buf, len));
 }
 
 static void host_loopback(struct host *h, uint64_t dest_id, uint64_t context, uint64_t value)
@@ -496,6 +530,36 @@ static void test_session(void)
 	}
 	for (i = 200 - 200 % 16; i < 200; i++)
 		expect_loopback(&h, 11, 1000 + i, 0x5000 + i);
+
+	/*
+	 * Protocol 2: three loopbacks in one active message, answered in order; then one followed
+	 * by a torn header in the same message: the whole one runs, the rest is dropped (logged)
+	 * and the worker goes on serving.
+	 */
+	{
+		uint8_t batch[3 * 256];
+		size_t len = 0;
+
+		for (i = 0; i < 3; i++) {
+			memset(&gcmd, 0, sizeof(gcmd));
+			gcmd.type = UROM_WORKER_CMD_GRAPH_LOOPBACK;
+			gcmd.loopback.data = 0x7000 + (uint64_t)i;
+			len += host_cmd_pack(batch + len, sizeof(batch) - len, 11, GRAPH_ID,
+					     3000 + (uint64_t)i, &gcmd, sizeof(gcmd), sizeof(gcmd));
+		}
+		T_OK(sdp_ucx_send(&h.w, h.ep, batch, len));
+		for (i = 0; i < 3; i++)
+			expect_loopback(&h, 11, 3000 + (uint64_t)i, 0x7000 + (uint64_t)i);
+
+		gcmd.loopback.data = 0x7100;
+		len = host_cmd_pack(batch, sizeof(batch), 11, GRAPH_ID, 3100, &gcmd, sizeof(gcmd),
+				    sizeof(gcmd));
+		memcpy(batch + len, batch, SDP_UROM_HDR_LEN - 1); /* a header one byte short */
+		T_OK(sdp_ucx_send(&h.w, h.ep, batch, len + SDP_UROM_HDR_LEN - 1));
+		expect_loopback(&h, 11, 3100, 0x7100);
+		host_loopback(&h, 11, 3101, 0x7101);
+		expect_loopback(&h, 11, 3101, 0x7101);
+	}
 
 	/* SW_EXIT while hosts remain: the worker keeps serving until they are gone. */
 	simple_ctrl(&p, SDP_UROM_MSG_SW_EXIT, 0);

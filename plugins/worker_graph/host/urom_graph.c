@@ -117,6 +117,14 @@ static void urom_graph_completed(struct doca_urom_worker_cmd_task *task,
 doca_error_t urom_graph_task_loopback(struct doca_urom_worker *worker_ctx, union doca_data cookie,
 				      uint64_t data, urom_graph_loopback_finished cb)
 {
+	return urom_graph_task_loopback_ex(worker_ctx, cookie, data, cb,
+					   DOCA_TASK_SUBMIT_FLAG_FLUSH);
+}
+
+doca_error_t urom_graph_task_loopback_ex(struct doca_urom_worker *worker_ctx,
+					 union doca_data cookie, uint64_t data,
+					 urom_graph_loopback_finished cb, uint32_t flags)
+{
 	struct doca_urom_worker_cmd_task *task;
 	struct urom_worker_graph_cmd *cmd;
 	struct urom_graph_task_data *td;
@@ -171,7 +179,7 @@ doca_error_t urom_graph_task_loopback(struct doca_urom_worker *worker_ctx, union
 	td->cb = cb;
 	doca_urom_worker_cmd_task_set_cb(task, urom_graph_completed);
 
-	status = doca_task_submit(doca_urom_worker_cmd_task_as_task(task));
+	status = doca_task_submit_ex(doca_urom_worker_cmd_task_as_task(task), flags);
 	if (status != DOCA_SUCCESS)
 		goto err_release;
 

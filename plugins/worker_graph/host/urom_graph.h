@@ -38,6 +38,16 @@ doca_error_t urom_graph_init(uint64_t plugin_id, uint64_t version);
 doca_error_t urom_graph_task_loopback(struct doca_urom_worker *worker_ctx, union doca_data cookie,
 				      uint64_t data, urom_graph_loopback_finished cb);
 
+/*
+ * The same, submitted with doca_task_submit_ex(flags) (softdpu's extension, not in DOCA's
+ * sample): without DOCA_TASK_SUBMIT_FLAG_FLUSH the command waits, packed, for the next
+ * flushing submission, doca_ctx_flush_tasks() or progress call, and goes to the worker in one
+ * active message with the others (docs/architecture.md, "UROM").
+ */
+doca_error_t urom_graph_task_loopback_ex(struct doca_urom_worker *worker_ctx,
+					 union doca_data cookie, uint64_t data,
+					 urom_graph_loopback_finished cb, uint32_t flags);
+
 #ifdef __cplusplus
 }
 #endif

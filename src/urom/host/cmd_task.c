@@ -6,8 +6,17 @@
  * their own, so every doca_buf_* call works on them. The payload buf starts with data = the
  * area and data length = its capacity (message size - 24); the plugin's host half writes its
  * command there and sets the data length. At submit the header is filled in place and the
- * whole command travels as one W_CMD. urom_context = generation << 32 | slot index: a
- * notification for a slot that was flushed or reused meanwhile is dropped.
+ * whole command is packed as one W_CMD behind those not sent yet. urom_context = generation
+ * << 32 | slot index: a notification for a slot that was flushed or reused meanwhile is
+ * dropped.
+ *
+ * Sending: doca_task_submit() (DOCA_TASK_SUBMIT_FLAG_FLUSH) sends the command at once, with
+ * the ones packed before it in the same active message; its own send failing fails the
+ * submission, as before batching. doca_task_submit_ex() without the flag only packs: the
+ * commands go out together at the next flushing submission, doca_ctx_flush_tasks(), the next
+ * doca_pe_progress() call, doca_pe_request_notification(), any other message to the worker or
+ * when the next one does not fit (one active message carries at most the service's message
+ * size; sdp_urom_proto.h). A batch whose send fails completes its tasks with that error.
  *
  * Released tasks are not freed: they go to the worker context's cache, with their started mmap
  * and attached bufs, and the next allocation takes one from there (creating and starting an
@@ -67,6 +76,9 @@ void sdp_urom_worker_flush_tasks(struct doca_urom_worker *worker, doca_error_t s
 
 	if (worker->slots == NULL)
 		return;
+	/* Commands not sent yet end with the rest, unsent. */
+	worker->send_len = 0;
+	worker->send_n = 0;
 	for (i = 0; i < worker->max_inflight; i++) {
 		struct doca_urom_worker_cmd_task *task = worker->slots[i].task;
 
@@ -125,6 +137,45 @@ void sdp_urom_worker_handle_notif(struct doca_urom_worker *worker, const struct 
 	sdp_trace("worker %lu: task %p completed: %s", (unsigned long)worker->id, (void *)task,
 		  doca_error_get_name(status));
 	sdp_task_complete(&task->super, status);
+}
+
+/* The commands in send_buf failed to go out: their tasks complete with status. */
+static void cmds_fail(struct doca_urom_worker *worker, uint32_t n, doca_error_t status)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t slot = worker->send_slots[i];
+		struct doca_urom_worker_cmd_task *task = worker->slots[slot].task;
+
+		slot_free(worker, slot);
+		task->response.data = task->response.head;
+		task->response.data_len = 0;
+		sdp_task_complete(&task->super, status);
+	}
+}
+
+/*
+ * Send the first len bytes of send_buf: the commands waiting there, and maybe one more packed
+ * behind them. When that fails the waiting ones complete with the error.
+ */
+static doca_error_t cmds_send(struct doca_urom_worker *worker, size_t len)
+{
+	uint32_t n = worker->send_n;
+	doca_error_t status;
+
+	status = sdp_ucx_send(&worker->ucx, worker->ep, worker->send_buf, len);
+	worker->send_len = 0;
+	worker->send_n = 0;
+	if (status != DOCA_SUCCESS && n != 0) {
+		sdp_error("worker %lu: %u commands submitted without flush failed to go out: %s",
+			  (unsigned long)worker->id, n, doca_error_get_name(status));
+		cmds_fail(worker, n, status);
+	}
+	return status;
+}
+
+doca_error_t sdp_urom_worker_send_cmds(struct doca_urom_worker *worker)
+{
+	return worker->send_len != 0 ? cmds_send(worker, worker->send_len) : DOCA_SUCCESS;
 }
 
 /* ---- task type ------------------------------------------------------------------------------ */
@@ -205,15 +256,27 @@ static doca_error_t cmd_task_submit(struct doca_task *t)
 	msg.u.w_cmd.dest_id = worker->dest_id;
 	msg.u.w_cmd.cmd.data = task->cmd_mem;
 	msg.u.w_cmd.cmd.len = (uint32_t)(SDP_UROM_CMD_HDR_LEN + hdr.len);
-	status = sdp_urom_msg_pack(&msg, worker->send_buf, worker->send_cap, &used);
+	status = sdp_urom_msg_pack(&msg, (uint8_t *)worker->send_buf + worker->send_len,
+				   worker->send_cap - worker->send_len, &used);
+	if (status == DOCA_ERROR_TOO_BIG && worker->send_len != 0) {
+		/* what waits goes first (a failure there fails those tasks, not this one) */
+		(void)sdp_urom_worker_send_cmds(worker);
+		status = sdp_urom_msg_pack(&msg, worker->send_buf, worker->send_cap, &used);
+	}
 	if (status != DOCA_SUCCESS) {
 		sdp_error("command task %p: packing a command of %lu bytes failed: %s",
 			  (void *)task, (unsigned long)hdr.len, doca_error_get_name(status));
 		goto err_free_slot;
 	}
-	status = sdp_ucx_send(&worker->ucx, worker->ep, worker->send_buf, used);
-	if (status != DOCA_SUCCESS)
-		goto err_free_slot;
+	if (task->super.submit_flags & DOCA_TASK_SUBMIT_FLAG_FLUSH) {
+		/* This one and those packed before it, in one active message. */
+		status = cmds_send(worker, worker->send_len + used);
+		if (status != DOCA_SUCCESS)
+			goto err_free_slot;
+	} else {
+		worker->send_slots[worker->send_n++] = slot;
+		worker->send_len += used;
+	}
 	sdp_trace("worker %lu: task %p submitted, context 0x%lx, %lu bytes",
 		  (unsigned long)worker->id, (void *)task, (unsigned long)hdr.urom_context,
 		  (unsigned long)hdr.len);

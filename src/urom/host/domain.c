@@ -270,6 +270,8 @@ static doca_error_t domain_send(struct doca_urom_domain *d, size_t i, struct sdp
 	}
 	status = sdp_urom_msg_pack(msg, buf, len, &len);
 	if (status == DOCA_SUCCESS)
+		(void)sdp_urom_worker_send_cmds(worker); /* commands submitted before go first */
+	if (status == DOCA_SUCCESS)
 		status = sdp_ucx_send(&worker->ucx, worker->ep, buf, len);
 	free(buf);
 	if (status != DOCA_SUCCESS)
@@ -735,6 +737,7 @@ static void domain_clear_workers(struct doca_urom_domain *d)
 		msg.u.w_domain_clear.dest_id = w->dest_id;
 		msg.u.w_domain_clear.domain_key = d->key;
 		msg.hdr.req_id = atomic_fetch_add(&domain_req_ids, 1) + 1;
+		(void)sdp_urom_worker_send_cmds(w);
 		(void)sdp_urom_send_msg(&w->ucx, w->ep, &msg);
 	}
 }

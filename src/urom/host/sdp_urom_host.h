@@ -247,8 +247,17 @@ struct doca_urom_worker {
 	struct sdp_urom_slot *slots; /* max_inflight of them */
 	uint32_t *free_slots;	     /* stack of free slot indexes */
 	uint32_t num_free;
-	void *send_buf; /* packing buffer for W_CMD */
+	/*
+	 * W_CMDs packed back to back and not sent yet (send_len bytes; the slots of their tasks in
+	 * send_slots, send_n of them): a submission with DOCA_TASK_SUBMIT_FLAG_FLUSH sends them
+	 * with its own command in one active message, as do doca_ctx_flush_tasks(), the next
+	 * progress call, arming the PE and any other message to the worker (cmd_task.c).
+	 */
+	void *send_buf;
 	size_t send_cap;
+	size_t send_len;
+	uint32_t *send_slots; /* max_inflight of them */
+	uint32_t send_n;
 	struct sdp_urom_dom_wait *dom_wait; /* a domain waits for an answer of this worker */
 	size_t dom_refs; /* domains started (not IDLE) with this worker: destroy says IN_USE */
 	/* released command tasks kept for reuse, with their mmap and bufs (cmd_task.c) */
@@ -267,6 +276,11 @@ void sdp_urom_domain_handle_reply(struct doca_urom_worker *worker, const struct 
 
 /* Complete every task in flight with `status` (worker death, stop). */
 void sdp_urom_worker_flush_tasks(struct doca_urom_worker *worker, doca_error_t status);
+/*
+ * Send the commands submitted without DOCA_TASK_SUBMIT_FLAG_FLUSH (nothing to do: SUCCESS).
+ * When the send fails their tasks complete with its error, and it is returned.
+ */
+doca_error_t sdp_urom_worker_send_cmds(struct doca_urom_worker *worker);
 
 /* Free the released command tasks kept for reuse (worker destroy). */
 void sdp_urom_worker_task_cache_fini(struct doca_urom_worker *worker);

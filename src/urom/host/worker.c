@@ -109,15 +109,14 @@ static void worker_ep_failed(void *arg, ucp_ep_h ep, ucs_status_t status)
 	sdp_urom_worker_mark_dead(arg, why);
 }
 
-static void worker_recv(void *arg, ucp_ep_h reply_ep, const void *data, size_t len)
+/* One message of what the worker sent. */
+static void worker_recv_one(struct doca_urom_worker *worker, const void *data, size_t len)
 {
-	struct doca_urom_worker *worker = arg;
 	struct sdp_urom_msg msg_buf; /* unpack writes only what the type uses */
 	struct sdp_urom_msg *msg = &msg_buf;
 	doca_error_t status;
 	char why[160];
 
-	(void)reply_ep;
 	status = sdp_urom_msg_unpack_why(data, len, msg, why, sizeof(why));
 	if (status == DOCA_ERROR_NOT_SUPPORTED) {
 		sdp_error("UROM protocol mismatch: this host library speaks version %u, worker "
@@ -184,6 +183,27 @@ static void worker_recv(void *arg, ucp_ep_h reply_ep, const void *data, size_t l
 	}
 }
 
+/* An active message from the worker: one or more messages back to back (sdp_urom_proto.h). */
+static void worker_recv(void *arg, ucp_ep_h reply_ep, const void *data, size_t len)
+{
+	struct doca_urom_worker *worker = arg;
+	const uint8_t *p = data;
+	size_t n;
+	char why[160];
+
+	(void)reply_ep;
+	while (len > 0) {
+		if (sdp_urom_msg_next(p, len, &n, why, sizeof(why)) != DOCA_SUCCESS) {
+			sdp_warn("worker %lu: the last %zu bytes of an active message dropped: %s",
+				 (unsigned long)worker->id, len, why);
+			return;
+		}
+		worker_recv_one(worker, p, n);
+		p += n;
+		len -= n;
+	}
+}
+
 /* Release what start acquired for the direct connection (PE thread). */
 static void worker_conn_teardown(struct doca_urom_worker *worker)
 {
@@ -210,9 +230,13 @@ static void worker_conn_teardown(struct doca_urom_worker *worker)
 	free(worker->slots);
 	free(worker->free_slots);
 	free(worker->send_buf);
+	free(worker->send_slots);
 	worker->slots = NULL;
 	worker->free_slots = NULL;
 	worker->send_buf = NULL;
+	worker->send_slots = NULL;
+	worker->send_len = 0;
+	worker->send_n = 0;
 }
 
 /* The context leaves the service's active set (PE thread). */
@@ -381,7 +405,11 @@ static doca_error_t worker_connect(struct doca_urom_worker *worker)
 	worker->free_slots = calloc(worker->max_inflight, sizeof(*worker->free_slots));
 	worker->send_cap = worker->msg_size + SDP_UROM_HDR_LEN + 64;
 	worker->send_buf = malloc(worker->send_cap);
-	if (worker->slots == NULL || worker->free_slots == NULL || worker->send_buf == NULL) {
+	worker->send_slots = calloc(worker->max_inflight, sizeof(*worker->send_slots));
+	worker->send_len = 0;
+	worker->send_n = 0;
+	if (worker->slots == NULL || worker->free_slots == NULL || worker->send_buf == NULL ||
+	    worker->send_slots == NULL) {
 		sdp_error("worker %lu: failed to allocate %u task slots", (unsigned long)worker->id,
 			  worker->max_inflight);
 		return DOCA_ERROR_NO_MEMORY;
@@ -627,7 +655,11 @@ static int worker_progress(struct doca_ctx *ctx)
 		}
 		return made;
 	case SDP_UROM_W_RUNNING:
-		made = worker_progress_own(worker);
+		if (worker->send_len != 0 && !atomic_load(&worker->dead)) {
+			(void)sdp_urom_worker_send_cmds(worker);
+			made = 1;
+		}
+		made |= worker_progress_own(worker);
 		made |= worker_poll_svc(worker);
 		if (atomic_load(&worker->dead) && worker->num_free != worker->max_inflight) {
 			sdp_urom_worker_flush_tasks(worker, DOCA_ERROR_IO_FAILED);
@@ -659,13 +691,27 @@ static int worker_progress(struct doca_ctx *ctx)
 	}
 }
 
+/* doca_ctx_flush_tasks(), and after a submission with DOCA_TASK_SUBMIT_FLAG_FLUSH. */
+static void worker_flush(struct doca_ctx *ctx)
+{
+	struct doca_urom_worker *worker = worker_of(ctx);
+
+	if (worker->phase == SDP_UROM_W_RUNNING && worker->send_len != 0)
+		(void)sdp_urom_worker_send_cmds(worker);
+}
+
 static int worker_arm(struct doca_ctx *ctx)
 {
 	struct doca_urom_worker *worker = worker_of(ctx);
 	int pending = 0;
 
+	if (worker->phase == SDP_UROM_W_RUNNING && worker->send_len != 0 &&
+	    !atomic_load(&worker->dead)) {
+		/* they go before the program sleeps; a failure completed tasks */
+		pending = sdp_urom_worker_send_cmds(worker) != DOCA_SUCCESS;
+	}
 	if (worker->ucx_ready)
-		pending = sdp_ucx_worker_arm(&worker->ucx) != DOCA_SUCCESS;
+		pending |= sdp_ucx_worker_arm(&worker->ucx) != DOCA_SUCCESS;
 	if (worker->phase != SDP_UROM_W_IDLE) {
 		/*
 		 * Waiting for the service, or for news of the worker's death from it: arm its
@@ -692,6 +738,7 @@ static const struct sdp_ctx_ops worker_ops = {
 	.stop = worker_stop,
 	.progress = worker_progress,
 	.arm = worker_arm,
+	.flush = worker_flush,
 };
 
 /* ---- public API ----------------------------------------------------------------------------- */

@@ -769,6 +769,41 @@ static size_t urom_body_size(uint16_t type)
 	}
 }
 
+doca_error_t sdp_urom_msg_next(const void *buf, size_t len, size_t *msg_len, char *why,
+			       size_t why_size)
+{
+	struct sdp_rd r = {.p = buf, .left = len, .bad = NULL};
+	uint32_t magic, body_len;
+
+	if (buf == NULL || msg_len == NULL) {
+		sdp_error("invalid argument: buf %p, msg_len %p", buf, (void *)msg_len);
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	if (len < SDP_UROM_HDR_LEN) {
+		sdp_wire_why(why, why_size, "%zu bytes left, fewer than the %d-byte header", len,
+			     SDP_UROM_HDR_LEN);
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	magic = rd_u32(&r, "magic");
+	(void)rd_u16(&r, "version");
+	(void)rd_u16(&r, "type");
+	(void)rd_u64(&r, "req_id");
+	body_len = rd_u32(&r, "body_len");
+	if (magic != SDP_UROM_MAGIC) {
+		sdp_wire_why(why, why_size, "message has bad magic 0x%08x (expected 0x%08x)", magic,
+			     SDP_UROM_MAGIC);
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	if (body_len > r.left) {
+		sdp_wire_why(why, why_size,
+			     "header announces a %u-byte body, only %zu bytes follow", body_len,
+			     r.left);
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	*msg_len = SDP_UROM_HDR_LEN + (size_t)body_len;
+	return DOCA_SUCCESS;
+}
+
 doca_error_t sdp_urom_msg_unpack_why(const void *buf, size_t len, struct sdp_urom_msg *msg,
 				     char *why, size_t why_size)
 {

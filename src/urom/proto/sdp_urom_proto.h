@@ -4,7 +4,10 @@
  * (softdpu-uromd) and the worker runtime (softdpu-urom-worker). Fuzzed (tests/fuzz).
  *
  * Framing: every message is one UCP active message (AM id SDP_UROM_AM_ID) or, between the
- * service and its own workers, one frame on a SOCK_SEQPACKET socketpair. Each starts with a
+ * service and its own workers, one frame on a SOCK_SEQPACKET socketpair; since version 2 one
+ * active message between a host and a worker may carry several whole messages back to back
+ * (commands a host submitted together, notifications a worker produced in one round: one UCX
+ * send and one receive for all of them; sdp_urom_msg_next() splits them). Each starts with a
  * fixed little-endian header:
  *
  *   u32 magic (SDP_UROM_MAGIC) | u16 proto version | u16 type | u64 req_id | u32 body length
@@ -35,7 +38,7 @@
 #include "doca_error.h"
 
 #define SDP_UROM_MAGIC 0x4d525553u /* "SURM" */
-#define SDP_UROM_PROTO_VERSION 1
+#define SDP_UROM_PROTO_VERSION 2   /* 2: batched host <-> worker messages */
 #define SDP_UROM_AM_ID 7
 #define SDP_UROM_HDR_LEN 20
 
@@ -303,6 +306,17 @@ size_t sdp_urom_msg_packed_size(const struct sdp_urom_msg *msg);
 doca_error_t sdp_urom_msg_unpack_why(const void *buf, size_t len, struct sdp_urom_msg *msg,
 				     char *why, size_t why_size);
 doca_error_t sdp_urom_msg_unpack(const void *buf, size_t len, struct sdp_urom_msg *msg);
+
+/*
+ * The first message of an active message that may carry several (version 2, see the top):
+ * *msg_len = its header and the body the header announces, to be parsed with
+ * sdp_urom_msg_unpack_why() on exactly those bytes. Only the magic and the body length are
+ * looked at (a peer of another version is told apart by the unpack). DOCA_ERROR_INVALID_VALUE
+ * (why filled, nothing logged) when fewer bytes than a header are left, the magic is wrong or
+ * the body runs past len: the rest of the buffer cannot be trusted and is dropped.
+ */
+doca_error_t sdp_urom_msg_next(const void *buf, size_t len, size_t *msg_len, char *why,
+			       size_t why_size);
 
 /*
  * ---- domain records ----

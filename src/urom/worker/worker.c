@@ -65,6 +65,15 @@ struct sdp_urom_worker_host {
 	uint64_t dest_id;
 	uint8_t token[SDP_UROM_TOKEN_LEN];
 	ucp_ep_h ep; /* the host's endpoint once W_CONNECT succeeded, else NULL */
+	/*
+	 * Notifications for ep packed back to back (msg_cap bytes, allocated at the first), sent
+	 * as one active message at the end of the loop's round or before anything else goes to
+	 * ep (so the host sees every message in the order it was produced).
+	 */
+	uint8_t *batch;
+	size_t batch_len;
+	uint32_t batch_n;     /* notifications in it */
+	uint64_t batch_bytes; /* their bytes as counted in notif_bytes */
 };
 
 struct sdp_urom_worker_plugin {
@@ -152,13 +161,52 @@ static doca_error_t urom_worker_ctrl_send(struct sdp_urom_worker *w, const struc
 	return DOCA_SUCCESS;
 }
 
-/* Send one message to a host endpoint (packed into msg_buf). */
+/*
+ * Send what host's batch holds (counted as sent when queued; a failed send moves them to
+ * notifs_dropped). With drop set, or without an endpoint, the batch is thrown away instead.
+ */
+static void urom_worker_host_flush(struct sdp_urom_worker *w, struct sdp_urom_worker_host *host,
+				   int drop)
+{
+	if (host->batch_len == 0)
+		return;
+	if (drop || host->ep == NULL ||
+	    sdp_ucx_send(&w->ucx, host->ep, host->batch, host->batch_len) != DOCA_SUCCESS) {
+		w->stats.notifs -= host->batch_n;
+		w->stats.notif_bytes -= host->batch_bytes;
+		w->stats.notifs_dropped += host->batch_n;
+		sdp_warn("worker %lu: %u notifications for dest %lu dropped: %s",
+			 (unsigned long)w->worker_id, host->batch_n, (unsigned long)host->dest_id,
+			 drop || host->ep == NULL ? "the host went away" : "the send failed");
+	}
+	host->batch_len = 0;
+	host->batch_n = 0;
+	host->batch_bytes = 0;
+}
+
+/* Before a message goes to ep directly: what is batched for it goes first. */
+static void urom_worker_flush_ep(struct sdp_urom_worker *w, ucp_ep_h ep)
+{
+	for (size_t i = 0; i < w->num_hosts; i++)
+		if (w->hosts[i].ep == ep)
+			urom_worker_host_flush(w, &w->hosts[i], 0);
+}
+
+/* The end of a round of the loop: every batch goes out. */
+static void urom_worker_flush_all(struct sdp_urom_worker *w)
+{
+	for (size_t i = 0; i < w->num_hosts; i++)
+		urom_worker_host_flush(w, &w->hosts[i], 0);
+}
+
+/* Send one message to a host endpoint (packed into msg_buf), after what is batched for it. */
 static doca_error_t urom_worker_ep_send(struct sdp_urom_worker *w, ucp_ep_h ep,
 					const struct sdp_urom_msg *msg)
 {
 	size_t len = 0;
 	doca_error_t status;
 
+	urom_worker_flush_ep(w, ep);
 	status = sdp_urom_msg_pack(msg, w->msg_buf, w->msg_cap, &len);
 	if (status != DOCA_SUCCESS) {
 		sdp_error("worker %lu: failed to pack %s: %s", (unsigned long)w->worker_id,
@@ -169,14 +217,44 @@ static doca_error_t urom_worker_ep_send(struct sdp_urom_worker *w, ucp_ep_h ep,
 }
 
 /*
- * Send a packed notification (its status: notif_status) to dest_id; drop it (logged) when that
- * host is not connected.
+ * Queue msg in host's batch, sending the batch first when msg does not fit behind it. Without
+ * memory for a batch msg goes out alone.
+ */
+static doca_error_t urom_worker_host_queue(struct sdp_urom_worker *w,
+					   struct sdp_urom_worker_host *host,
+					   const struct sdp_urom_msg *msg, size_t *len_p)
+{
+	doca_error_t status;
+
+	if (host->batch == NULL && (host->batch = malloc(w->msg_cap)) == NULL) {
+		*len_p = 0;
+		return urom_worker_ep_send(w, host->ep, msg);
+	}
+	status = sdp_urom_msg_pack(msg, host->batch + host->batch_len, w->msg_cap - host->batch_len,
+				   len_p);
+	if (status == DOCA_ERROR_TOO_BIG && host->batch_len > 0) {
+		urom_worker_host_flush(w, host, 0);
+		status = sdp_urom_msg_pack(msg, host->batch, w->msg_cap, len_p);
+	}
+	if (status != DOCA_SUCCESS) {
+		sdp_error("worker %lu: failed to pack %s: %s", (unsigned long)w->worker_id,
+			  sdp_urom_msg_type_name(msg->hdr.type), doca_error_get_name(status));
+		return status;
+	}
+	host->batch_len += *len_p;
+	return DOCA_SUCCESS;
+}
+
+/*
+ * Queue a packed notification (its status: notif_status) for dest_id, sent at the end of the
+ * round; drop it (logged) when that host is not connected.
  */
 static void urom_worker_notif_send(struct sdp_urom_worker *w, uint64_t dest_id, const void *notif,
 				   size_t len, doca_error_t notif_status)
 {
 	struct sdp_urom_worker_host *host = urom_worker_host_find(w, dest_id);
 	struct sdp_urom_msg msg;
+	size_t packed;
 
 	sdp_urom_wstats_touch(&w->stats);
 	if (host == NULL || host->ep == NULL) {
@@ -192,11 +270,15 @@ static void urom_worker_notif_send(struct sdp_urom_worker *w, uint64_t dest_id, 
 	msg.u.w_notif.dest_id = dest_id;
 	msg.u.w_notif.notif.data = notif;
 	msg.u.w_notif.notif.len = (uint32_t)len;
-	if (urom_worker_ep_send(w, host->ep, &msg) != DOCA_SUCCESS) {
+	if (urom_worker_host_queue(w, host, &msg, &packed) != DOCA_SUCCESS) {
 		w->stats.notifs_dropped++;
 		sdp_warn("worker %lu: notification for dest %lu not sent",
 			 (unsigned long)w->worker_id, (unsigned long)dest_id);
 		return;
+	}
+	if (packed != 0) { /* batched (0: sent alone) */
+		host->batch_n++;
+		host->batch_bytes += len;
 	}
 	w->stats.notifs++;
 	w->stats.notif_bytes += len;
@@ -446,9 +528,11 @@ static void urom_worker_handle_connect(struct sdp_urom_worker *w, ucp_ep_h ep,
 		return;
 	}
 
-	if (host->ep != NULL && host->ep != ep)
+	if (host->ep != NULL && host->ep != ep) {
 		sdp_info("worker %lu: dest %lu reconnects from a new endpoint",
 			 (unsigned long)w->worker_id, (unsigned long)dest_id);
+		urom_worker_host_flush(w, host, 0);
+	}
 	host->ep = ep;
 	if (w->stats.hosts_total < UINT32_MAX)
 		w->stats.hosts_total++;
@@ -469,6 +553,7 @@ static void urom_worker_handle_disconnect(struct sdp_urom_worker *w, ucp_ep_h ep
 		return;
 	}
 	/* The token stays until the service sends SW_DEL_HOST: the host may connect again. */
+	urom_worker_host_flush(w, host, 0);
 	host->ep = NULL;
 	sdp_urom_wstats_touch(&w->stats);
 	sdp_urom_wdom_drop_owner(&w->doms, host->dest_id);
@@ -699,7 +784,23 @@ static void urom_worker_handle_ep_msg(struct sdp_urom_worker *w, ucp_ep_h ep, co
  */
 static void urom_worker_recv(void *arg, ucp_ep_h reply_ep, const void *data, size_t len)
 {
-	urom_worker_handle_ep_msg(arg, reply_ep, data, len);
+	struct sdp_urom_worker *w = arg;
+	const uint8_t *p = data;
+	char why[160];
+	size_t n;
+
+	/* One or more messages back to back (sdp_urom_proto.h). */
+	while (len > 0) {
+		if (sdp_urom_msg_next(p, len, &n, why, sizeof(why)) != DOCA_SUCCESS) {
+			sdp_warn("worker %lu: the last %zu bytes of an active message from a host "
+				 "dropped: %s",
+				 (unsigned long)w->worker_id, len, why);
+			return;
+		}
+		urom_worker_handle_ep_msg(w, reply_ep, p, n);
+		p += n;
+		len -= n;
+	}
 }
 
 static void urom_worker_add_host(struct sdp_urom_worker *w, const struct sdp_urom_msg *in)
@@ -712,6 +813,7 @@ static void urom_worker_add_host(struct sdp_urom_worker *w, const struct sdp_uro
 		sdp_warn("worker %lu: dest %lu announced again, new token replaces the old one",
 			 (unsigned long)w->worker_id, (unsigned long)host->dest_id);
 		memcpy(host->token, in->u.sw_add_host.token, SDP_UROM_TOKEN_LEN);
+		urom_worker_host_flush(w, host, 1);
 		host->ep = NULL;
 		return;
 	}
@@ -730,9 +832,9 @@ static void urom_worker_add_host(struct sdp_urom_worker *w, const struct sdp_uro
 	}
 
 	host = &w->hosts[w->num_hosts++];
+	memset(host, 0, sizeof(*host));
 	host->dest_id = in->u.sw_add_host.dest_id;
 	memcpy(host->token, in->u.sw_add_host.token, SDP_UROM_TOKEN_LEN);
-	host->ep = NULL;
 	sdp_debug("worker %lu: dest %lu may connect", (unsigned long)w->worker_id,
 		  (unsigned long)host->dest_id);
 }
@@ -747,6 +849,8 @@ static void urom_worker_del_host(struct sdp_urom_worker *w, uint64_t dest_id)
 		return;
 	}
 	sdp_urom_wdom_drop_owner(&w->doms, dest_id);
+	urom_worker_host_flush(w, host, 1);
+	free(host->batch);
 	*host = w->hosts[--w->num_hosts];
 	sdp_urom_wstats_touch(&w->stats);
 	sdp_debug("worker %lu: dest %lu removed, %zu left", (unsigned long)w->worker_id,
@@ -1005,6 +1109,7 @@ static doca_error_t urom_worker_loop(struct sdp_urom_worker *w)
 			busy = 1;
 		}
 		busy |= urom_worker_plugins_progress(w) > 0;
+		urom_worker_flush_all(w);
 
 		if (busy) {
 			timeout = 0;
@@ -1054,6 +1159,7 @@ static doca_error_t urom_worker_loop(struct sdp_urom_worker *w)
 		}
 	}
 
+	urom_worker_flush_all(w);
 	sdp_info("worker %lu: exiting (%s)", (unsigned long)w->worker_id,
 		 w->signaled	? strsignal(w->signaled) :
 		 w->ctrl_closed ? "control socket closed" :
@@ -1133,6 +1239,8 @@ static void urom_worker_cleanup(struct sdp_urom_worker *w)
 		close(w->epfd);
 	if (w->sigfd >= 0)
 		close(w->sigfd);
+	for (i = 0; i < w->num_hosts; i++)
+		free(w->hosts[i].batch);
 	free(w->hosts);
 	free(w->msg_buf);
 	free(w->notif_buf);
