@@ -329,8 +329,15 @@ static doca_error_t urom_encode(struct sdp_wr *w, const struct sdp_urom_msg *msg
 {
 	size_t body_len;
 	struct sdp_wr sizing = {.buf = NULL, .cap = 0, .pos = 0, .bad = NULL};
+	const struct sdp_urom_bytes *b =
+		msg->hdr.type == SDP_UROM_MSG_W_CMD   ? &msg->u.w_cmd.cmd :
+		msg->hdr.type == SDP_UROM_MSG_W_NOTIF ? &msg->u.w_notif.notif :
+							NULL;
 
-	if (!urom_body_write(&sizing, msg)) {
+	if (b != NULL && (b->len == 0 || b->data != NULL)) {
+		/* A command or a notification, once per task: sized without a sizing pass. */
+		sizing.pos = 8 + 4 + (size_t)b->len;
+	} else if (!urom_body_write(&sizing, msg)) {
 		sdp_error("cannot pack a message of unknown type %u", msg->hdr.type);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
