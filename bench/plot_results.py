@@ -167,17 +167,23 @@ def plot_urom_cmd(plt, lines, out_dir, written, skipped):
         cells = [c.strip() for c in ln.strip().strip('|').split('|')]
         if len(cells) < 11 or 'am_lat' in ln:
             continue
+        # the unflushed-submission rate (column 15) exists since 2026-12-05 21:00
+        batched = num(cells[14]) if len(cells) > 14 else None
         rows.append((datetime.strptime(m.group(1), '%Y-%m-%d %H:%M'), nums(cells[5])[0],
-                     num(cells[10])))
+                     num(cells[10]), batched))
     if not rows:
         raise ValueError('no urom_cmd rows')
     fig, ax = plt.subplots(figsize=(6, 4))
     ax.plot([r[0] for r in rows], [r[1] for r in rows], 'o-',
             label='round trip / am_lat one-way (goal <= 2.5)')
     ax.plot([r[0] for r in rows], [r[2] for r in rows], 's-',
-            label='rate / am_bw 64 B (goal >= 0.5)')
+            label='rate / am_bw 64 B (goal >= 0.8; 0.5 before issue 18)')
+    brows = [r for r in rows if r[3] is not None]
+    if brows:
+        ax.plot([r[0] for r in brows], [r[3] for r in brows], '^',
+                label='rate, unflushed submissions / am_bw 64 B')
     ax.axhline(2.5, color='C0', ls=':')
-    ax.axhline(0.5, color='C1', ls=':')
+    ax.axhline(0.8, color='C1', ls=':')
     ax.set_yscale('log')
     ax.set_ylabel('ratio (median)')
     ax.grid(alpha=0.3, which='both')

@@ -5,6 +5,9 @@
  *
  *   round trip: 1 command in flight, N iterations after a warm-up; median and mean in µs
  *   rate:       up to Q commands in flight (max_inflight_tasks = Q), M commands; commands/s
+ *   rate, batched: the same, each window of commands submitted without
+ *               DOCA_TASK_SUBMIT_FLAG_FLUSH and sent with one doca_ctx_flush_tasks() (one
+ *               active message per window: docs/architecture.md, "UROM")
  *
  * The service is found as any host program finds it (SOFTDPU_UROM_SERVICE_ADDR, the secret
  * file ...); bench/urom_cmd.sh starts a private daemon and runs ucx_perftest next to it.
@@ -211,28 +214,40 @@ int main(int argc, char **argv)
 	printf("roundtrip_p90_us=%.3f\n", lat[iters - 1 - iters / 10]);
 	printf("roundtrip_mean_us=%.3f\n", sum / (double)iters);
 
-	/* Rate, up to `inflight` in flight. */
-	n_done = 0;
-	submitted = 0;
-	t0 = now_us();
-	while (n_done < rate_cmds) {
-		while (submitted < rate_cmds && submitted - n_done < (long)inflight) {
-			union doca_data cookie = {.u64 = (uint64_t)submitted};
+	/* Rate, up to `inflight` in flight: each submitted alone, then batched. */
+	for (int batched = 0; batched <= 1; batched++) {
+		uint32_t flags = batched ? DOCA_TASK_SUBMIT_FLAG_NONE : DOCA_TASK_SUBMIT_FLAG_FLUSH;
 
-			st = urom_graph_task_loopback(w, cookie, cookie.u64, done_cb);
-			if (st == DOCA_ERROR_AGAIN)
-				break;
-			if (check(st, "loopback (rate)"))
+		n_done = 0;
+		submitted = 0;
+		t0 = now_us();
+		while (n_done < rate_cmds) {
+			long before = submitted;
+
+			while (submitted < rate_cmds && submitted - n_done < (long)inflight) {
+				union doca_data cookie = {.u64 = (uint64_t)submitted};
+
+				st = urom_graph_task_loopback_ex(w, cookie, cookie.u64, done_cb,
+								 flags);
+				if (st == DOCA_ERROR_AGAIN)
+					break;
+				if (check(st, "loopback (rate)"))
+					goto stop;
+				submitted++;
+			}
+			if (batched && submitted != before)
+				doca_ctx_flush_tasks(doca_urom_worker_as_ctx(w));
+			if (poll_until(pe, n_done + 1) != 0)
 				goto stop;
-			submitted++;
 		}
-		if (poll_until(pe, n_done + 1) != 0)
-			goto stop;
+		t1 = now_us();
+		if (!batched) {
+			printf("rate_inflight=%u\n", inflight);
+			printf("rate_cmds=%ld\n", rate_cmds);
+		}
+		printf("%s=%.0f\n", batched ? "rate_batched_cps" : "rate_cps",
+		       (double)rate_cmds / ((t1 - t0) / 1e6));
 	}
-	t1 = now_us();
-	printf("rate_inflight=%u\n", inflight);
-	printf("rate_cmds=%ld\n", rate_cmds);
-	printf("rate_cps=%.0f\n", (double)rate_cmds / ((t1 - t0) / 1e6));
 	printf("errors=%ld\n", n_err);
 	rc = n_err == 0 ? 0 : 1;
 stop:
