@@ -864,6 +864,23 @@ doca_error_t sdp_urom_msg_unpack_why(const void *buf, size_t len, struct sdp_uro
 	}
 	body_size = urom_body_size(out.hdr.type);
 	memset(&out.u, 0, body_size);
+	if ((out.hdr.type == SDP_UROM_MSG_W_CMD || out.hdr.type == SDP_UROM_MSG_W_NOTIF) &&
+	    r.left >= 12 &&
+	    (r.p[8] | r.p[9] << 8 | r.p[10] << 16 | (uint32_t)r.p[11] << 24) == r.left - 12) {
+		/* A command or a notification, once per task: both fields read in one step. */
+		uint64_t dest_id = rd_u64(&r, "dest_id");
+		struct sdp_urom_bytes b = {.data = r.p + 4, .len = (uint32_t)(r.left - 4)};
+
+		if (out.hdr.type == SDP_UROM_MSG_W_CMD) {
+			out.u.w_cmd.dest_id = dest_id;
+			out.u.w_cmd.cmd = b;
+		} else {
+			out.u.w_notif.dest_id = dest_id;
+			out.u.w_notif.notif = b;
+		}
+		memcpy(msg, &out, offsetof(struct sdp_urom_msg, u) + body_size);
+		return DOCA_SUCCESS;
+	}
 	if (!urom_body_read(&r, &out)) {
 		sdp_wire_why(why, why_size, "message of unknown type %u", out.hdr.type);
 		return DOCA_ERROR_INVALID_VALUE;
