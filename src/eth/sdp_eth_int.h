@@ -239,7 +239,16 @@ struct doca_eth_txq {
 	struct sdp_eth_dport *dport; /* while started */
 	sdp_list_link_t backlog;     /* txq_items not sent yet, in order (application thread) */
 	int unpushed;		     /* the backlog has items never offered to the backend */
-	uint8_t *stage;		     /* checksum offload: the frame as sent (dport->tx_lock) */
+	/*
+	 * Event mode: a timerfd in the PE, armed when the application goes to sleep with the
+	 * backlog waiting for a full backend (1 ms, doubling to 16 ms while it stays full), so
+	 * the program wakes up and the next progress call retries (backends give no
+	 * room-again event the PE could wait on for every queue). -1 when not started.
+	 */
+	int retry_fd;
+	int retry_armed;
+	uint32_t retry_ms;
+	uint8_t *stage; /* checksum offload: the frame as sent (dport->tx_lock) */
 	struct sdp_eth_txq_counters counters; /* application thread; read by get_counters */
 	/* GPU data path (issue 5) */
 	struct sdp_eth_gpu_txq *gpu_tx; /* while started on the GPU */

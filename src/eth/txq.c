@@ -6,6 +6,8 @@
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #include <stdlib.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
 
 #include "sdp_eth_int.h"
 #include "sdp_log.h"
@@ -18,6 +20,7 @@ SDP_LOG_COMPONENT("eth_txq");
 static doca_error_t txq_start(struct doca_ctx *ctx)
 {
 	struct doca_eth_txq *txq = (struct doca_eth_txq *)ctx;
+	doca_error_t status;
 
 	if (ctx->gpu != NULL)
 		return sdp_eth_txq_gpu_start(txq); /* txq_gpu.c */
@@ -32,7 +35,37 @@ static doca_error_t txq_start(struct doca_ctx *ctx)
 		return DOCA_ERROR_BAD_STATE;
 	}
 	txq->has_queue_id = 0;
-	return sdp_eth_dport_get(txq->dev, &txq->dport);
+	status = sdp_eth_dport_get(txq->dev, &txq->dport);
+	if (status != DOCA_SUCCESS)
+		return status;
+	txq->retry_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (txq->retry_fd < 0) {
+		sdp_error("eth_txq %p: timerfd_create failed: %m", (void *)txq);
+		status = DOCA_ERROR_OPERATING_SYSTEM;
+	} else {
+		status = sdp_pe_add_event_fd(sdp_ctx_get_pe(ctx), txq->retry_fd);
+	}
+	if (status != DOCA_SUCCESS) {
+		if (txq->retry_fd >= 0)
+			close(txq->retry_fd);
+		txq->retry_fd = -1;
+		sdp_eth_dport_put(txq->dport);
+		txq->dport = NULL;
+		return status;
+	}
+	txq->retry_armed = 0;
+	txq->retry_ms = 1;
+	return DOCA_SUCCESS;
+}
+
+/* The retry timer of the CPU path goes (the queue stops). */
+static void txq_retry_fini(struct doca_eth_txq *txq)
+{
+	if (txq->retry_fd < 0)
+		return;
+	sdp_pe_del_event_fd(sdp_ctx_get_pe(&txq->ctx), txq->retry_fd);
+	close(txq->retry_fd);
+	txq->retry_fd = -1;
 }
 
 static doca_error_t txq_stop(struct doca_ctx *ctx)
@@ -47,6 +80,7 @@ static doca_error_t txq_stop(struct doca_ctx *ctx)
 	 * order (txq_cpu.c) */
 	(void)sdp_eth_txq_backlog_push(txq);
 	sdp_eth_txq_backlog_fail(txq);
+	txq_retry_fini(txq);
 	sdp_eth_dport_put(txq->dport);
 	txq->dport = NULL;
 	return DOCA_SUCCESS;
@@ -60,6 +94,14 @@ static int txq_progress(struct doca_ctx *ctx)
 		return 0;
 	if (txq->gpu_tx != NULL)
 		return sdp_eth_gpu_txq_progress(txq->gpu_tx);
+	if (txq->retry_armed) {
+		uint64_t expirations;
+
+		/* level-triggered in the PE: read it, fired or not (one syscall per sleep) */
+		if (read(txq->retry_fd, &expirations, sizeof(expirations)) < 0)
+			expirations = 0; /* EAGAIN: not yet */
+		txq->retry_armed = 0;
+	}
 	return sdp_eth_txq_backlog_push(txq); /* txq_cpu.c */
 }
 
@@ -72,12 +114,33 @@ static void txq_flush(struct doca_ctx *ctx)
 		(void)sdp_eth_txq_backlog_push(txq); /* txq_cpu.c */
 }
 
-/* Before the application sleeps: tasks that were never offered to the backend are work. */
+/*
+ * Before the application sleeps: tasks that were never offered to the backend are work; tasks
+ * the backend refused (full) are retried when the retry timer fires.
+ */
 static int txq_arm(struct doca_ctx *ctx)
 {
-	const struct doca_eth_txq *txq = (const struct doca_eth_txq *)ctx;
+	struct doca_eth_txq *txq = (struct doca_eth_txq *)ctx;
+	struct itimerspec its = {{0, 0}, {0, 0}};
 
-	return txq->dport != NULL && txq->gpu_tx == NULL && txq->unpushed;
+	if (txq->dport == NULL || txq->gpu_tx != NULL)
+		return 0;
+	if (txq->unpushed)
+		return 1;
+	if (sdp_list_is_empty(&txq->backlog)) {
+		txq->retry_ms = 1;
+		return 0;
+	}
+	its.it_value.tv_nsec = (long)txq->retry_ms * 1000000L;
+	if (timerfd_settime(txq->retry_fd, 0, &its, NULL) != 0) {
+		sdp_warn("eth_txq %p: timerfd_settime failed: %m; waking up at once instead",
+			 (void *)txq);
+		return 1;
+	}
+	txq->retry_armed = 1;
+	if (txq->retry_ms < 16)
+		txq->retry_ms *= 2;
+	return 0;
 }
 
 static const struct sdp_ctx_ops txq_ctx_ops = {
@@ -119,6 +182,7 @@ doca_error_t doca_eth_txq_create(struct doca_dev *dev, uint32_t max_burst_size,
 	txq->dev = dev;
 	txq->max_burst_size = max_burst_size;
 	sdp_list_head_init(&txq->backlog);
+	txq->retry_fd = -1;
 	sdp_dev_hold(dev);
 	*eth_txq = txq;
 	return DOCA_SUCCESS;

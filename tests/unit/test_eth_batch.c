@@ -7,6 +7,9 @@
  *   batch resubmitted after its callback;
  * - batches and single send tasks submitted back to back keep their order on the wire and in
  *   the callbacks;
+ * - event mode: a batch waiting behind the full wire (the receiver's tasks used up), its queue
+ *   on a PE whose program sleeps on the PE's handle while a thread progresses the receiver,
+ *   completes without a 2 s sleep that no wake-up ended (the queue's retry timer);
  * - the checksum offloads fill the IPv4 and UDP checksums of a UDP frame inside a batch (the
  *   sender's buffer untouched);
  * - a frame shorter than an Ethernet header, and a missing buffer, fail alone (error callback,
@@ -18,6 +21,8 @@
  *   callbacks, in order, the frames already sent with DOCA_SUCCESS and the rest IO_FAILED.
  * SPDX-License-Identifier: BSD-3-Clause
  */
+#include <poll.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -289,6 +294,26 @@ static void wait_idle(struct doca_pe *pe, struct doca_ctx *ctx)
 			usleep(1000);
 	}
 	t_fail("context did not reach IDLE (state %d)", (int)st);
+}
+
+/* The receiver's PE, progressed by a thread until g_rx_n reaches stop_at (10 s at most). */
+struct rx_pump {
+	struct doca_pe *pe;
+	int stop_at;
+};
+
+static void *rx_pump_run(void *arg)
+{
+	struct rx_pump *pump = arg;
+	double deadline = t_now() + 10.0;
+
+	while (g_rx_n < pump->stop_at && t_now() < deadline)
+		if (!doca_pe_progress(pump->pe)) {
+			struct timespec us = {0, 100000};
+
+			nanosleep(&us, NULL); /* a receiver with nothing to do yields */
+		}
+	return NULL;
 }
 
 /*
@@ -686,6 +711,73 @@ int main(void)
 		sent += frames;
 	}
 
+	/*
+	 * ---- event mode: a batch of 128 behind the 16-frame wire, sent from a queue on a PE of
+	 * its own whose program sleeps on the PE's handle between progress calls. First the
+	 * receiver's PE is left alone until the wire is full and the receive tasks are used up
+	 * (the backlog then waits with nothing to wake it but the queue's retry timer); then a
+	 * thread progresses the receiver while the program sleeps: the handle must fire while the
+	 * backlog waits for room, never a 2 s poll without a wake-up ----
+	 */
+	{
+		struct doca_eth_txq *txq2 = NULL;
+		struct doca_pe *pe2 = NULL;
+		doca_notification_handle_t h;
+		struct rx_pump pump = {.pe = NULL};
+		pthread_t thr;
+		double deadline;
+		uint32_t first = 0;
+		int missed = 0, sleeps = 0;
+
+		ev = g_nev;
+		T_OK(doca_pe_create(&pe2));
+		T_OK(doca_eth_txq_create(dev_a, 256, &txq2));
+		T_OK(doca_eth_txq_task_batch_send_set_conf(
+			txq2, DOCA_TASK_BATCH_MAX_TASKS_NUMBER_128, 1, batch_ok, batch_err));
+		T_OK(doca_ctx_set_user_data(doca_eth_txq_as_doca_ctx(txq2),
+					    (union doca_data){.u64 = CTX_UD}));
+		T_OK(doca_pe_connect_ctx(pe2, doca_eth_txq_as_doca_ctx(txq2)));
+		T_OK(doca_ctx_start(doca_eth_txq_as_doca_ctx(txq2)));
+		T_OK(doca_pe_get_notification_handle(pe2, &h));
+		(void)batch_send(txq2, 128, 77, &first);
+		/* the receiver not progressed: pushes stop once the wire and its tasks are full */
+		deadline = t_now() + 10.0;
+		for (int quiet = 0; quiet < 200 && t_now() < deadline;)
+			quiet = doca_pe_progress(pe2) ? 0 : quiet + 1;
+		T_EQ_INT(g_nev, ev); /* the batch waits */
+		pump.pe = pe;
+		pump.stop_at = sent + 128;
+		T_EQ_INT(pthread_create(&thr, NULL, rx_pump_run, &pump), 0);
+		while (g_nev == ev && t_now() < deadline) {
+			struct pollfd p = {.fd = (int)h, .events = POLLIN};
+
+			if (doca_pe_progress(pe2))
+				continue;
+			T_OK(doca_pe_request_notification(pe2));
+			sleeps++;
+			if (poll(&p, 1, 2000) == 0)
+				missed++;
+			doca_pe_clear_notification(pe2, h);
+		}
+		T_EQ_INT(pthread_join(thr, NULL), 0);
+		T_TRUE(sleeps > 0);
+		if (missed != 0)
+			t_fail("event mode: %d of %d sleeps lasted 2 s without a wake-up while the "
+			       "backlog waited for the wire",
+			       missed, sleeps);
+		T_EQ_INT(g_nev, ev + 1);
+		if (g_nev == ev + 1)
+			T_EQ_INT(g_ev[ev].ud, 77);
+		progress_until(pe, &g_rx_n, sent + 128);
+		T_EQ_INT(g_rx_n, sent + 128);
+		check_rx(&pos, first, 128);
+		sent += 128;
+		T_OK(doca_ctx_stop(doca_eth_txq_as_doca_ctx(txq2)));
+		wait_idle(pe2, doca_eth_txq_as_doca_ctx(txq2));
+		T_OK(doca_eth_txq_destroy(txq2));
+		T_OK(doca_pe_destroy(pe2));
+	}
+
 	/* ---- a frame too short and a missing buffer fail alone ---- */
 	{
 		uint32_t ids[5];
@@ -727,7 +819,7 @@ int main(void)
 		T_LOGGED("task 2 needs a frame of 14 to", "(has 10)");
 	}
 	T_OK(sdp_eth_txq_get_counters(txq, &tc));
-	T_EQ_INT(tc.packets, sent);
+	T_EQ_INT(tc.packets, sent - 128); /* the event-mode batch went through txq2 */
 	T_EQ_INT(tc.errors, 2);
 
 	/* ---- checksum offloads: a UDP frame between two others in a batch ---- */
