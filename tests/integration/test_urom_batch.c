@@ -93,6 +93,20 @@ static int submit_unflushed(struct doca_urom_worker *w, long *next, long n, cons
 	return 0;
 }
 
+/* n unflushed commands, one doca_ctx_flush_tasks(): each completes once, in order. */
+static int flushed_window(struct t_svc *s, struct doca_urom_worker *w, struct t_loop *l,
+			  long *next, long n, const char *what)
+{
+	long first = *next;
+
+	if (submit_unflushed(w, next, n, what) != 0)
+		return -1;
+	doca_ctx_flush_tasks(doca_urom_worker_as_ctx(w));
+	T_EQ_INT(t_pe_wait_count(s->pe, NULL, &l->done, *next, T_WAIT_MS), *next);
+	check_done(l, first, n, DOCA_SUCCESS, 1, what);
+	return 0;
+}
+
 int main(void)
 {
 	struct t_worker_cfg c = {.id = DOCA_UROM_WORKER_ID_ANY, .max_inflight = N_MAX};
@@ -118,12 +132,8 @@ int main(void)
 		goto out;
 
 	/* flush */
-	first = next;
-	if (submit_unflushed(w, &next, 40, "flush") != 0)
+	if (flushed_window(&s, w, &loop, &next, 40, "flush") != 0)
 		goto stop;
-	doca_ctx_flush_tasks(doca_urom_worker_as_ctx(w));
-	T_EQ_INT(t_pe_wait_count(s.pe, NULL, &loop.done, next, T_WAIT_MS), next);
-	check_done(&loop, first, 40, DOCA_SUCCESS, 1, "flush");
 
 	/* mixed */
 	first = next;
@@ -134,12 +144,8 @@ int main(void)
 	check_done(&loop, first, 6, DOCA_SUCCESS, 1, "mixed");
 
 	/* overflow */
-	first = next;
-	if (submit_unflushed(w, &next, 300, "overflow") != 0)
+	if (flushed_window(&s, w, &loop, &next, 300, "overflow") != 0)
 		goto stop;
-	doca_ctx_flush_tasks(doca_urom_worker_as_ctx(w));
-	T_EQ_INT(t_pe_wait_count(s.pe, NULL, &loop.done, next, T_WAIT_MS), next);
-	check_done(&loop, first, 300, DOCA_SUCCESS, 1, "overflow");
 
 	/* progress */
 	first = next;
