@@ -94,8 +94,8 @@ static int submit_unflushed(struct doca_urom_worker *w, long *next, long n, cons
 }
 
 /* n unflushed commands, one doca_ctx_flush_tasks(): each completes once, in order. */
-static int flushed_window(struct t_svc *s, struct doca_urom_worker *w, struct t_loop *l,
-			  long *next, long n, const char *what)
+static int flushed_window(struct t_svc *s, struct doca_urom_worker *w, struct t_loop *l, long *next,
+			  long n, const char *what)
 {
 	long first = *next;
 
