@@ -435,6 +435,14 @@ static uint64_t rd_le(struct sdp_rd *r, size_t n, const char *field)
 	return v;
 }
 
+/* The u32 at offset off of what is left, without consuming it (the caller checked the bounds). */
+static uint32_t urom_peek_u32(const struct sdp_rd *r, size_t off)
+{
+	struct sdp_rd peek = {.p = r->p + off, .left = r->left - off, .bad = NULL};
+
+	return (uint32_t)rd_le(&peek, 4, "peek");
+}
+
 static uint16_t rd_u16(struct sdp_rd *r, const char *field)
 {
 	return (uint16_t)rd_le(r, 2, field);
@@ -865,8 +873,7 @@ doca_error_t sdp_urom_msg_unpack_why(const void *buf, size_t len, struct sdp_uro
 	body_size = urom_body_size(out.hdr.type);
 	memset(&out.u, 0, body_size);
 	if ((out.hdr.type == SDP_UROM_MSG_W_CMD || out.hdr.type == SDP_UROM_MSG_W_NOTIF) &&
-	    r.left >= 12 &&
-	    (r.p[8] | r.p[9] << 8 | r.p[10] << 16 | (uint32_t)r.p[11] << 24) == r.left - 12) {
+	    r.left >= 12 && urom_peek_u32(&r, 8) == r.left - 12) {
 		/* A command or a notification, once per task: both fields read in one step. */
 		uint64_t dest_id = rd_u64(&r, "dest_id");
 		struct sdp_urom_bytes b = {.data = r.p + 4, .len = (uint32_t)(r.left - 4)};
