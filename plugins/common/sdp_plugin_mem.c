@@ -7,6 +7,15 @@
  * UCX's own callback only moves it, because UCX 1.13 may call it inside ucp_put_nbx() itself.
  * Operations of the blocking calls carry no user callback: their waiter reads the status.
  *
+ * Where UCX would emulate RMA in software (an endpoint over TCP) and the memh names an am_key,
+ * puts and gets go as softdpu active messages to the owner's export worker instead ("xrma",
+ * sdp_urom_xrma.h): one request per SDP_UROM_XRMA_LEN_MAX bytes, each answered. A get
+ * completes when every request was sent and answered; a put, like UCX's, once its requests
+ * were sent (its buffer is free), while a tracker (struct pm_ack) counts its answers. A flush
+ * of such a region completes when the xrma gets and puts issued before it on its endpoint were
+ * answered, with the first refusal an answer carried since the last flush. SOFTDPU_UROM_XRMA=0 / 1 turns the
+ * path off / on for every endpoint (docs/environment.md).
+ *
  * UCX's rule for remote keys is followed: an rkey is destroyed after the operations using it
  * were flushed and before its endpoint closes. The one exception is an endpoint closed by force
  * after a blocking call timed out: its operations are cancelled by the close, and the rkeys of
@@ -17,6 +26,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -28,6 +38,7 @@
 
 #include "sdp_plugin_util.h"
 #include "sdp_urom_memh.h"
+#include "sdp_urom_xrma.h"
 
 DOCA_LOG_REGISTER(SOFTDPU::PLUGIN_MEM);
 
@@ -54,8 +65,12 @@ DOCA_LOG_REGISTER(SOFTDPU::PLUGIN_MEM);
 
 struct pm_ep {
 	ucs_list_link_t link;
-	ucp_ep_h ep;   /* NULL once closed */
-	uint8_t *addr; /* owner's worker address: the cache key */
+	struct sdp_plugin_mem *mem;
+	ucp_ep_h ep;	       /* NULL once closed */
+	int xrma;	       /* regions with an am_key go over the xrma path */
+	uint64_t xrma_seq;     /* xrma operations issued on it (their order, for flushes) */
+	doca_error_t xrma_err; /* a put's refusal, reported by the next flush */
+	uint8_t *addr;	       /* owner's worker address: the cache key */
 	size_t addr_len;
 	unsigned users;	  /* regions that use it */
 	unsigned pending; /* operations UCX still owns */
@@ -68,6 +83,7 @@ struct pm_region {
 	uint64_t len;
 	struct pm_ep *ep;
 	ucp_rkey_h rkey;   /* NULL once its endpoint was closed by force */
+	uint64_t am_key;   /* the memh's, 0 without one */
 	unsigned inflight; /* non-blocking operations whose callback has not run */
 	int from_domain;   /* cached under (domain_id, seg) */
 	int from_member;   /* cached under (domain_id, memh bytes): sdp_plugin_mem_import_member */
@@ -95,6 +111,29 @@ struct pm_op {
 	ucs_status_t status;
 	int done;   /* UCX reported completion */
 	int orphan; /* its waiter gave up: free it on completion, touch nothing else */
+	/* The xrma path (op->xrma): */
+	int xrma;
+	enum pm_op_kind kind;
+	uint64_t opid;
+	uint64_t seq;	/* issue order on its endpoint; a flush: wait up to this one */
+	uint64_t va;	/* first remote byte */
+	uint8_t *local; /* a get's destination */
+	size_t len;
+	unsigned replies_left; /* requests not answered */
+	unsigned sends_left;   /* UCX send requests not completed */
+	doca_error_t derr;     /* the owner's answer, when not DOCA_SUCCESS */
+	struct pm_ack *ack;    /* a put's answers */
+	uint8_t *hdrs;	       /* the requests' headers (UCX reads them until sent) */
+	uint8_t hdr1[SDP_UROM_XRMA_REQ_LEN];
+};
+
+/* The answers an xrma put still waits for, after its callback may have run. */
+struct pm_ack {
+	ucs_list_link_t link; /* in mem->acks */
+	struct pm_ep *ep;
+	uint64_t opid;
+	uint64_t seq;
+	unsigned replies_left;
 };
 
 struct sdp_plugin_mem {
@@ -104,10 +143,14 @@ struct sdp_plugin_mem {
 	ucs_list_link_t regions;
 	ucs_list_link_t ops;  /* owned by UCX */
 	ucs_list_link_t done; /* completed, callback not run yet */
+	ucs_list_link_t acks; /* xrma puts with answers outstanding */
 	size_t inflight;      /* non-blocking operations whose callback has not run */
 	uint64_t next_id;
 	unsigned nmember;  /* member regions cached (sdp_plugin_mem_import_member) */
 	uint64_t use_tick; /* their last_use clock */
+	int xrma_ok;	   /* the reply handler is set on the worker */
+	uint64_t next_opid;
+	unsigned long xrma_refused; /* replies dropped */
 };
 
 static const char *op_kind_name(enum pm_op_kind kind)
@@ -218,12 +261,34 @@ static ucs_status_t pm_req_wait(struct sdp_plugin_mem *mem, ucs_status_ptr_t req
 
 /* ---- operations ---- */
 
+/* Free op, or leave it to the last of its UCX send requests (the xrma path). */
+static void op_release(struct pm_op *op)
+{
+	if (op->sends_left != 0) {
+		op->orphan = 1;
+		return;
+	}
+	if (op->hdrs != op->hdr1)
+		free(op->hdrs);
+	free(op);
+}
+
+/* What an operation's user sees. */
+static doca_error_t op_result(const struct pm_op *op)
+{
+	return op->derr != DOCA_SUCCESS ? op->derr : pm_status(op->status);
+}
+
+static void xrma_flush_check(struct sdp_plugin_mem *mem, struct pm_ep *e);
+
 static void op_complete(struct pm_op *op, ucs_status_t status)
 {
 	struct sdp_plugin_mem *mem = op->mem;
+	struct pm_ep *e = op->ep;
+	int xrma_data = op->xrma && op->kind != PM_OP_FLUSH;
 
 	if (op->orphan) {
-		free(op);
+		op_release(op);
 		return;
 	}
 	ucs_list_del(&op->link);
@@ -232,6 +297,8 @@ static void op_complete(struct pm_op *op, ucs_status_t status)
 	op->done = 1;
 	if (op->cb != NULL)
 		ucs_list_add_tail(&mem->done, &op->link);
+	if (xrma_data)
+		xrma_flush_check(mem, e);
 }
 
 static void op_ucx_cb(void *request, ucs_status_t status, void *user_data)
@@ -240,13 +307,303 @@ static void op_ucx_cb(void *request, ucs_status_t status, void *user_data)
 	ucp_request_free(request);
 }
 
+/* ---- the xrma path ---- */
+
+/* An xrma operation is complete once every request was sent and answered. */
+static void xrma_try_done(struct pm_op *op)
+{
+	if (!op->done && op->replies_left == 0 && op->sends_left == 0)
+		op_complete(op, op->status);
+}
+
+/* Complete the flushes of e that no earlier xrma operation holds back. */
+static void xrma_flush_check(struct sdp_plugin_mem *mem, struct pm_ep *e)
+{
+	uint64_t oldest = UINT64_MAX;
+	struct pm_op *op, *tmp;
+
+	struct pm_ack *a;
+	int n = 0;
+
+	ucs_list_for_each(op, &mem->ops, link) {
+		if (op->ep == e && op->xrma && op->kind != PM_OP_FLUSH && op->seq < oldest)
+			oldest = op->seq;
+	}
+	ucs_list_for_each(a, &mem->acks, link) {
+		if (a->ep == e && a->seq < oldest)
+			oldest = a->seq;
+	}
+	ucs_list_for_each_safe(op, tmp, &mem->ops, link) {
+		if (op->ep == e && op->xrma && op->kind == PM_OP_FLUSH && op->seq < oldest) {
+			op->derr = e->xrma_err;
+			op_complete(op, UCS_OK);
+			n++;
+		}
+	}
+	if (n != 0)
+		e->xrma_err = DOCA_SUCCESS; /* reported */
+}
+
+/* Fail every xrma operation of e still waiting (its endpoint failed or was closed). */
+static void xrma_fail_ep(struct sdp_plugin_mem *mem, struct pm_ep *e, ucs_status_t status)
+{
+	struct pm_op *op, *tmp;
+
+	struct pm_ack *a, *atmp;
+
+	/* Answers to these will not come; the puts' callbacks ran or run as they were sent. */
+	ucs_list_for_each_safe(a, atmp, &mem->acks, link) {
+		if (a->ep != e)
+			continue;
+		ucs_list_for_each(op, &mem->ops, link) {
+			if (op->ack == a)
+				op->ack = NULL;
+		}
+		ucs_list_del(&a->link);
+		free(a);
+	}
+	/* Send requests still UCX's are counted down by their callbacks (op_release waits). */
+	ucs_list_for_each_safe(op, tmp, &mem->ops, link) {
+		if (op->ep == e && op->xrma) {
+			op->replies_left = 0;
+			op_complete(op, status);
+		}
+	}
+}
+
+/* One answer (or its loss) of put tracker a; the last one frees it. */
+static void xrma_ack_one(struct sdp_plugin_mem *mem, struct pm_ack *a, doca_error_t status)
+{
+	struct pm_ep *e = a->ep;
+	struct pm_op *op;
+
+	if (status != DOCA_SUCCESS && e->xrma_err == DOCA_SUCCESS)
+		e->xrma_err = status;
+	if (--a->replies_left != 0)
+		return;
+	ucs_list_for_each(op, &mem->ops, link) {
+		if (op->ack == a)
+			op->ack = NULL;
+	}
+	ucs_list_del(&a->link);
+	free(a);
+	xrma_flush_check(mem, e);
+}
+
+static void xrma_send_cb(void *request, ucs_status_t status, void *user_data)
+{
+	struct pm_op *op = user_data;
+
+	ucp_request_free(request);
+	op->sends_left--;
+	if (op->orphan) {
+		if (op->sends_left == 0)
+			op_release(op);
+		return;
+	}
+	if (op->done)
+		return;
+	if (status != UCS_OK) {
+		/* Its answer will not come. */
+		if (op->status == UCS_OK)
+			op->status = status;
+		if (op->ack != NULL)
+			xrma_ack_one(op->mem, op->ack, DOCA_ERROR_NOT_CONNECTED);
+		else if (op->replies_left != 0)
+			op->replies_left--;
+	}
+	xrma_try_done(op);
+}
+
+/* The xrma operation of opid still waiting for answers; NULL when there is none. */
+static struct pm_op *xrma_op_find(struct sdp_plugin_mem *mem, uint64_t opid)
+{
+	struct pm_op *op;
+
+	/* Answers come in order, so the operation is near the head. */
+	ucs_list_for_each(op, &mem->ops, link) {
+		if (op->xrma && op->opid == opid)
+			return op;
+	}
+	return NULL;
+}
+
+static void xrma_drop(struct sdp_plugin_mem *mem, const char *why)
+{
+	if (mem->xrma_refused++ % 1024 == 0)
+		DOCA_LOG_ERR("dropped an xrma answer (%lu so far): %s", mem->xrma_refused, why);
+}
+
+static ucs_status_t xrma_rep_cb(void *arg, const void *header, size_t header_length, void *data,
+				size_t length, const ucp_am_recv_param_t *param)
+{
+	struct sdp_plugin_mem *mem = arg;
+	struct sdp_urom_xrma_rep rep;
+	struct pm_op *op;
+	char why[160];
+	uint64_t off;
+
+	if ((param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) != 0) {
+		xrma_drop(mem, "a rendezvous message (answers are eager)");
+		return UCS_OK;
+	}
+	why[0] = '\0';
+	if (sdp_urom_xrma_rep_unpack(header, header_length, length, &rep, why, sizeof(why)) !=
+	    DOCA_SUCCESS) {
+		xrma_drop(mem, why);
+		return UCS_OK;
+	}
+	if (rep.op == SDP_UROM_XRMA_PUT_ACK) {
+		struct pm_ack *a;
+
+		ucs_list_for_each(a, &mem->acks, link) {
+			if (a->opid == rep.opid) {
+				xrma_ack_one(mem, a, (doca_error_t)rep.status);
+				return UCS_OK;
+			}
+		}
+		xrma_drop(mem, "no put waits for it (failed already?)");
+		return UCS_OK;
+	}
+	op = xrma_op_find(mem, rep.opid);
+	if (op == NULL || op->kind != PM_OP_GET || op->replies_left == 0) {
+		xrma_drop(mem, "no operation waits for it (completed or failed already?)");
+		return UCS_OK;
+	}
+	off = rep.va - op->va;
+	if (rep.va < op->va || off >= op->len || rep.len > op->len - off) {
+		xrma_drop(mem, "it does not match its operation");
+		return UCS_OK;
+	}
+	if (rep.status != DOCA_SUCCESS) {
+		if (op->derr == DOCA_SUCCESS)
+			op->derr = (doca_error_t)rep.status;
+	} else {
+		memcpy(op->local + off, data, rep.len);
+	}
+	op->replies_left--;
+	xrma_try_done(op);
+	return UCS_OK;
+}
+
+/* Issue an xrma put, get or flush of region r (op linked by the caller's rules). */
+static ucs_status_t xrma_issue(struct sdp_plugin_mem *mem, struct pm_op *op, struct pm_region *r,
+			       enum pm_op_kind kind, uint64_t addr, void *local, size_t len)
+{
+	ucp_request_param_t param;
+	struct sdp_urom_xrma_req req;
+	ucs_status_ptr_t sreq;
+	size_t n, i, chunk;
+
+	op->xrma = 1;
+	op->kind = kind;
+	op->opid = mem->next_opid++;
+	op->seq = op->ep->xrma_seq;
+	if (kind == PM_OP_FLUSH)
+		return UCS_OK; /* completed by xrma_flush_check */
+	op->seq = ++op->ep->xrma_seq;
+	op->va = addr;
+	op->local = local;
+	op->len = len;
+	n = (len + SDP_UROM_XRMA_LEN_MAX - 1) / SDP_UROM_XRMA_LEN_MAX;
+	op->hdrs = n == 1 ? op->hdr1 : malloc(n * SDP_UROM_XRMA_REQ_LEN);
+	if (op->hdrs == NULL)
+		return UCS_ERR_NO_MEMORY;
+	if (kind == PM_OP_PUT) {
+		/* The put completes once sent; its answers go to a tracker flushes wait for. */
+		op->ack = calloc(1, sizeof(*op->ack));
+		if (op->ack == NULL)
+			return UCS_ERR_NO_MEMORY;
+		op->ack->ep = op->ep;
+		op->ack->opid = op->opid;
+		op->ack->seq = op->seq;
+		op->ack->replies_left = (unsigned)n;
+		ucs_list_add_tail(&mem->acks, &op->ack->link);
+	} else {
+		op->replies_left = (unsigned)n;
+	}
+	memset(&param, 0, sizeof(param));
+	param.op_attr_mask =
+		UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS;
+	param.cb.send = xrma_send_cb;
+	param.user_data = op;
+	param.flags = UCP_AM_SEND_FLAG_REPLY | UCP_AM_SEND_FLAG_EAGER;
+	for (i = 0; i < n; i++) {
+		uint8_t *hdr = op->hdrs + i * SDP_UROM_XRMA_REQ_LEN;
+
+		chunk = len - i * SDP_UROM_XRMA_LEN_MAX;
+		if (chunk > SDP_UROM_XRMA_LEN_MAX)
+			chunk = SDP_UROM_XRMA_LEN_MAX;
+		req.op = kind == PM_OP_PUT ? SDP_UROM_XRMA_PUT : SDP_UROM_XRMA_GET;
+		req.opid = op->opid;
+		req.am_key = r->am_key;
+		req.va = addr + i * SDP_UROM_XRMA_LEN_MAX;
+		req.len = chunk;
+		sdp_urom_xrma_req_pack(&req, hdr);
+		op->sends_left++;
+		sreq = ucp_am_send_nbx(
+			op->ep->ep, SDP_UROM_XRMA_REQ_AM_ID, hdr, SDP_UROM_XRMA_REQ_LEN,
+			kind == PM_OP_PUT ? (uint8_t *)local + i * SDP_UROM_XRMA_LEN_MAX : NULL,
+			kind == PM_OP_PUT ? chunk : 0, &param);
+		if (UCS_PTR_IS_PTR(sreq))
+			continue;
+		op->sends_left--;
+		if (UCS_PTR_IS_ERR(sreq)) {
+			/* The rest is not sent: none of it will be answered. */
+			if (op->status == UCS_OK)
+				op->status = UCS_PTR_STATUS(sreq);
+			if (op->ack != NULL) {
+				struct pm_ack *a = op->ack;
+
+				/* As many answers lost as requests not sent. */
+				if (i == 0) {
+					ucs_list_del(&a->link);
+					free(a);
+					op->ack = NULL;
+					return UCS_PTR_STATUS(sreq);
+				}
+				a->replies_left -= (unsigned)(n - i - 1);
+				xrma_ack_one(mem, a, DOCA_ERROR_NOT_CONNECTED);
+			} else {
+				op->replies_left -= (unsigned)(n - i);
+				if (i == 0)
+					return UCS_PTR_STATUS(sreq);
+			}
+			break;
+		}
+	}
+	return UCS_OK;
+}
+
 /* Issue op on its endpoint. DOCA_SUCCESS: UCX owns it (or it is done already). */
-static doca_error_t op_issue(struct sdp_plugin_mem *mem, struct pm_op *op, enum pm_op_kind kind,
-			     ucp_rkey_h rkey, uint64_t addr, void *local, size_t len)
+static doca_error_t op_issue(struct sdp_plugin_mem *mem, struct pm_op *op, struct pm_region *r,
+			     enum pm_op_kind kind, uint64_t addr, void *local, size_t len)
 {
 	ucp_request_param_t param;
 	ucs_status_ptr_t req;
+	ucs_status_t st;
 
+	op->mem = mem;
+	op->kind = kind;
+	if (op->ep->xrma && r->am_key != 0 && mem->xrma_ok) {
+		/* Linked first, like UCX's: an answer may come inside the call. */
+		ucs_list_add_tail(&mem->ops, &op->link);
+		op->ep->pending++;
+		st = xrma_issue(mem, op, r, kind, addr, local, len);
+		if (st != UCS_OK && op->sends_left == 0 && !op->done) {
+			ucs_list_del(&op->link);
+			op->ep->pending--;
+			DOCA_LOG_ERR("xrma %s of %zu bytes at 0x%llx failed: %s",
+				     op_kind_name(kind), len, (unsigned long long)addr,
+				     ucs_status_string(st));
+			return DOCA_ERROR_DRIVER;
+		}
+		if (kind == PM_OP_FLUSH)
+			xrma_flush_check(mem, op->ep);
+		else
+			xrma_try_done(op);
+		return DOCA_SUCCESS;
+	}
 	memset(&param, 0, sizeof(param));
 	/*
 	 * Immediate completion allowed: a small put over shared memory then costs no UCX
@@ -256,16 +613,15 @@ static doca_error_t op_issue(struct sdp_plugin_mem *mem, struct pm_op *op, enum 
 	param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
 	param.cb.send = op_ucx_cb;
 	param.user_data = op;
-	op->mem = mem;
 	/* Linked first: UCX may complete it inside the call. */
 	ucs_list_add_tail(&mem->ops, &op->link);
 	op->ep->pending++;
 	switch (kind) {
 	case PM_OP_PUT:
-		req = ucp_put_nbx(op->ep->ep, local, len, addr, rkey, &param);
+		req = ucp_put_nbx(op->ep->ep, local, len, addr, r->rkey, &param);
 		break;
 	case PM_OP_GET:
-		req = ucp_get_nbx(op->ep->ep, local, len, addr, rkey, &param);
+		req = ucp_get_nbx(op->ep->ep, local, len, addr, r->rkey, &param);
 		break;
 	default:
 		req = ucp_ep_flush_nbx(op->ep->ep, &param);
@@ -342,6 +698,43 @@ static struct pm_ep *ep_find(struct sdp_plugin_mem *mem, const void *addr, size_
 	return NULL;
 }
 
+/* The endpoint failed (peer error handling only): what waits for answers fails now. */
+static void pm_ep_err_cb(void *arg, ucp_ep_h ep, ucs_status_t status)
+{
+	struct pm_ep *e = arg;
+
+	DOCA_LOG_ERR("endpoint %p to a memory owner failed: %s", (void *)ep,
+		     ucs_status_string(status));
+	xrma_fail_ep(e->mem, e, status);
+}
+
+/*
+ * Whether e's regions with an am_key use the xrma path: SOFTDPU_UROM_XRMA=1 always, =0
+ * never, else (auto) where the endpoint runs over TCP, on which UCX emulates RMA with active
+ * messages of its own (its lanes, as ucp_ep_print_info() tells them: UCX 1.13 has no query).
+ */
+static int pm_ep_wants_xrma(ucp_ep_h ep)
+{
+	const char *env = getenv("SOFTDPU_UROM_XRMA");
+	char *buf = NULL;
+	size_t size = 0;
+	int tcp = 0;
+	FILE *f;
+
+	if (env != NULL && (strcmp(env, "1") == 0 || strcmp(env, "on") == 0))
+		return 1;
+	if (env != NULL && (strcmp(env, "0") == 0 || strcmp(env, "off") == 0))
+		return 0;
+	f = open_memstream(&buf, &size);
+	if (f == NULL)
+		return 0;
+	ucp_ep_print_info(ep, f);
+	if (fclose(f) == 0 && buf != NULL)
+		tcp = strstr(buf, "tcp/") != NULL;
+	free(buf);
+	return tcp;
+}
+
 static doca_error_t ep_get(struct sdp_plugin_mem *mem, const void *addr, size_t len,
 			   struct pm_ep **e_p)
 {
@@ -378,6 +771,12 @@ static doca_error_t ep_get(struct sdp_plugin_mem *mem, const void *addr, size_t 
 		UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
 	params.address = (const ucp_address_t *)padded;
 	params.err_mode = sdp_plugin_err_mode();
+	if (params.err_mode == UCP_ERR_HANDLING_MODE_PEER) {
+		params.field_mask |= UCP_EP_PARAM_FIELD_ERR_HANDLER;
+		params.err_handler.cb = pm_ep_err_cb;
+		params.err_handler.arg = e;
+	}
+	e->mem = mem;
 	st = ucp_ep_create(mem->worker, &params, &e->ep);
 	free(padded); /* UCX copies what it needs of the address */
 	if (st != UCS_OK) {
@@ -387,8 +786,10 @@ static doca_error_t ep_get(struct sdp_plugin_mem *mem, const void *addr, size_t 
 		free(e);
 		return DOCA_ERROR_DRIVER;
 	}
+	e->xrma = pm_ep_wants_xrma(e->ep);
 	ucs_list_add_tail(&mem->eps, &e->link);
-	DOCA_LOG_DBG("endpoint %p to an owner address of %zu bytes created", (void *)e->ep, len);
+	DOCA_LOG_DBG("endpoint %p to an owner address of %zu bytes created%s", (void *)e->ep, len,
+		     e->xrma ? " (xrma path)" : "");
 	*e_p = e;
 	return DOCA_SUCCESS;
 }
@@ -432,6 +833,8 @@ static void ep_close(struct sdp_plugin_mem *mem, struct pm_ep *e, int force, int
 		DOCA_LOG_DBG("close of endpoint %p: %s", (void *)e->ep, ucs_status_string(st));
 	DOCA_LOG_DBG("endpoint %p closed%s", (void *)e->ep, force ? " by force" : "");
 	e->ep = NULL;
+	/* Answers to its xrma operations can no longer come. */
+	xrma_fail_ep(mem, e, UCS_ERR_CANCELED);
 }
 
 static void ep_free(struct pm_ep *e)
@@ -507,11 +910,12 @@ void sdp_plugin_mem_ucp_params(ucp_params_t *params)
 	if (params == NULL)
 		return;
 	params->field_mask |= UCP_PARAM_FIELD_FEATURES;
-	params->features |= UCP_FEATURE_RMA | UCP_FEATURE_WAKEUP;
+	params->features |= UCP_FEATURE_RMA | UCP_FEATURE_AM | UCP_FEATURE_WAKEUP;
 }
 
 doca_error_t sdp_plugin_mem_create(ucp_worker_h worker, struct sdp_plugin_mem **mem_p)
 {
+	ucp_am_handler_param_t aparams;
 	struct sdp_plugin_mem *mem;
 
 	if (worker == NULL || mem_p == NULL) {
@@ -532,7 +936,18 @@ doca_error_t sdp_plugin_mem_create(ucp_worker_h worker, struct sdp_plugin_mem **
 	ucs_list_head_init(&mem->regions);
 	ucs_list_head_init(&mem->ops);
 	ucs_list_head_init(&mem->done);
+	ucs_list_head_init(&mem->acks);
 	mem->next_id = 1;
+	mem->next_opid = 1;
+	/* Answers of the xrma path; a worker without UCP_FEATURE_AM keeps UCX's RMA only. */
+	memset(&aparams, 0, sizeof(aparams));
+	aparams.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_FLAGS |
+			     UCP_AM_HANDLER_PARAM_FIELD_CB | UCP_AM_HANDLER_PARAM_FIELD_ARG;
+	aparams.id = SDP_UROM_XRMA_REP_AM_ID;
+	aparams.flags = UCP_AM_FLAG_WHOLE_MSG;
+	aparams.cb = xrma_rep_cb;
+	aparams.arg = mem;
+	mem->xrma_ok = ucp_worker_set_am_recv_handler(worker, &aparams) == UCS_OK;
 	*mem_p = mem;
 	return DOCA_SUCCESS;
 }
@@ -547,8 +962,8 @@ static int pm_deliver(struct sdp_plugin_mem *mem)
 		op = ucs_list_extract_head(&mem->done, struct pm_op, link);
 		op->region->inflight--;
 		mem->inflight--;
-		op->cb(op->arg, pm_status(op->status));
-		free(op);
+		op->cb(op->arg, op_result(op));
+		op_release(op);
 	}
 	return (int)i;
 }
@@ -620,8 +1035,19 @@ void sdp_plugin_mem_destroy(struct sdp_plugin_mem *mem)
 		free(r->memh);
 		free(r);
 	}
+	while (!ucs_list_is_empty(&mem->acks))
+		free(ucs_list_extract_head(&mem->acks, struct pm_ack, link));
 	ucs_list_for_each_safe(e, e_tmp, &mem->eps, link)
 		ep_free(e);
+	if (mem->xrma_ok) {
+		ucp_am_handler_param_t aparams;
+
+		memset(&aparams, 0, sizeof(aparams));
+		aparams.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB;
+		aparams.id = SDP_UROM_XRMA_REP_AM_ID;
+		aparams.cb = NULL; /* nothing may call into freed memory */
+		(void)ucp_worker_set_am_recv_handler(mem->worker, &aparams);
+	}
 	free(mem);
 }
 
@@ -629,7 +1055,7 @@ void sdp_plugin_mem_destroy(struct sdp_plugin_mem *mem)
 
 static doca_error_t import_parts(struct sdp_plugin_mem *mem, const void *owner_addr,
 				 size_t owner_addr_len, uint64_t va, uint64_t len, const void *rkey,
-				 size_t rkey_len, struct pm_region **r_p)
+				 size_t rkey_len, uint64_t am_key, struct pm_region **r_p)
 {
 	size_t padded_len = rkey_len > PM_RKEY_BUF_MIN ? rkey_len : PM_RKEY_BUF_MIN;
 	struct pm_region *r;
@@ -669,6 +1095,7 @@ static doca_error_t import_parts(struct sdp_plugin_mem *mem, const void *owner_a
 	r->id = mem->next_id++;
 	r->va = va;
 	r->len = len;
+	r->am_key = am_key;
 	ucs_list_add_tail(&mem->regions, &r->link);
 	DOCA_LOG_DBG("region %llu: %llu bytes at 0x%llx", (unsigned long long)r->id,
 		     (unsigned long long)len, (unsigned long long)va);
@@ -690,7 +1117,7 @@ static doca_error_t import_memh(struct sdp_plugin_mem *mem, const void *memh, si
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	return import_parts(mem, m.owner_addr, m.owner_addr_len, m.va, m.len, m.rkey, m.rkey_len,
-			    r_p);
+			    m.am_key, r_p);
 }
 
 doca_error_t sdp_plugin_mem_import(struct sdp_plugin_mem *mem, const void *memh, size_t memh_len,
@@ -728,7 +1155,7 @@ doca_error_t sdp_plugin_mem_import_rkey(struct sdp_plugin_mem *mem, const void *
 			     (unsigned long long)va, rkey, rkey_len, (void *)region_id_p);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
-	status = import_parts(mem, owner_addr, owner_addr_len, va, len, rkey, rkey_len, &r);
+	status = import_parts(mem, owner_addr, owner_addr_len, va, len, rkey, rkey_len, 0, &r);
 	if (status != DOCA_SUCCESS)
 		return status;
 	*region_id_p = r->id;
@@ -1025,6 +1452,15 @@ doca_error_t sdp_plugin_mem_check(const struct sdp_plugin_mem *mem, uint64_t reg
 	return DOCA_SUCCESS;
 }
 
+int sdp_plugin_mem_uses_xrma(const struct sdp_plugin_mem *mem, uint64_t region_id)
+{
+	const struct pm_region *r = mem != NULL ? region_find(mem, region_id) : NULL;
+
+	if (r == NULL)
+		return -1;
+	return r->ep->xrma && r->am_key != 0 && mem->xrma_ok;
+}
+
 doca_error_t sdp_plugin_mem_find(const struct sdp_plugin_mem *mem, uint64_t addr, size_t len,
 				 uint64_t *region_id_p)
 {
@@ -1071,9 +1507,9 @@ static doca_error_t pm_rma_nb(struct sdp_plugin_mem *mem, enum pm_op_kind kind, 
 	op->ep = r->ep;
 	op->cb = cb;
 	op->arg = arg;
-	status = op_issue(mem, op, kind, r->rkey, addr, local, len);
+	status = op_issue(mem, op, r, kind, addr, local, len);
 	if (status != DOCA_SUCCESS) {
-		free(op);
+		op_release(op);
 		return status;
 	}
 	r->inflight++;
@@ -1128,9 +1564,9 @@ static doca_error_t pm_blocking_one(struct sdp_plugin_mem *mem, struct pm_region
 		return DOCA_ERROR_NO_MEMORY;
 	}
 	op->ep = r->ep;
-	status = op_issue(mem, op, kind, r->rkey, addr, local, len);
+	status = op_issue(mem, op, r, kind, addr, local, len);
 	if (status != DOCA_SUCCESS) {
-		free(op);
+		op_release(op);
 		return status;
 	}
 	if (!pm_wait(mem, op_done, op, deadline)) {
@@ -1142,16 +1578,16 @@ static doca_error_t pm_blocking_one(struct sdp_plugin_mem *mem, struct pm_region
 			ucs_list_del(&op->link);
 			op->ep->pending--;
 		} else {
-			free(op);
+			op_release(op);
 		}
 		return DOCA_ERROR_TIME_OUT;
 	}
-	status = pm_status(op->status);
+	status = op_result(op);
 	if (status != DOCA_SUCCESS)
 		DOCA_LOG_ERR("%s of %zu bytes at 0x%llx (%s) failed: %s", what, len,
 			     (unsigned long long)addr, op_kind_name(kind),
-			     ucs_status_string(op->status));
-	free(op);
+			     doca_error_get_name(status));
+	op_release(op);
 	return status;
 }
 

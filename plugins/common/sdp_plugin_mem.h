@@ -207,6 +207,14 @@ doca_error_t sdp_plugin_mem_check(const struct sdp_plugin_mem *mem, uint64_t reg
 				  uint64_t addr, size_t len);
 
 /*
+ * Whether puts and gets of region region_id go as softdpu active messages to the owner's
+ * export worker (the xrma path, sdp_urom_xrma.h) rather than UCX's RMA: 1 or 0, -1 for an
+ * unknown id or a NULL table. The path is taken where the memh has an am_key and the endpoint
+ * runs over TCP (or SOFTDPU_UROM_XRMA=1 says so).
+ */
+int sdp_plugin_mem_uses_xrma(const struct sdp_plugin_mem *mem, uint64_t region_id);
+
+/*
  * The id of a region of this table that contains all of [addr, addr + len) (the first found
  * when regions overlap). DOCA_ERROR_INVALID_VALUE for NULL arguments or len 0,
  * DOCA_ERROR_NOT_FOUND when no region covers the range (not logged: a lookup may miss).

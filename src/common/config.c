@@ -163,6 +163,9 @@ static const struct config_entry sdp_config_table[] = {
 		    sdp_cfg_uint,
 		    "softdpu-uromd's liveness bound: a worker silent this many milliseconds is "
 		    "killed and its hosts' tasks fail with IO_FAILED (0 = off; 300 .. 3600000)"),
+	SDP_CFG_ROW(SDP_CFG_UROM_XRMA, "SOFTDPU_UROM_XRMA", "", sdp_cfg_string,
+		    "workers: 1 (on) sends puts and gets to exported host memory as softdpu "
+		    "active messages over any transport, 0 (off) never (empty: over TCP only)"),
 	SDP_CFG_ROW(SDP_CFG_GPU_CC_OVERRIDE, "SOFTDPU_GPU_CC_OVERRIDE", "", sdp_cfg_string,
 		    "compute capability <major>.<minor> doca_gpu_create sees instead of the "
 		    "GPU's own, e.g. 7.5 to test a pre-Ampere GPU (empty: the GPU's own)"),

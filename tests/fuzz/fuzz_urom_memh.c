@@ -54,7 +54,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    !inside(m.owner_addr, m.owner_addr_len, in, size) ||
 		    !inside(m.rkey, m.rkey_len, in, size) || m.owner_addr_len == 0 ||
 		    m.rkey_len == 0 || m.owner_addr_len > SDP_UROM_MEMH_ADDR_MAX ||
-		    m.rkey_len > SDP_UROM_MEMH_RKEY_MAX)
+		    m.rkey_len > SDP_UROM_MEMH_RKEY_MAX ||
+		    ((m.flags & SDP_UROM_MEMH_FLAG_AM_KEY) == 0 && m.am_key != 0))
 			abort(); /* accepted something out of range */
 		if (sdp_urom_memh_pack(&m, out, sizeof(out), &len) != DOCA_SUCCESS || len != size ||
 		    memcmp(out, in, size) != 0 || sdp_urom_memh_packed_size(&m) != size)
@@ -120,7 +121,8 @@ static size_t make_valid(uint8_t *buf, size_t cap)
 		pool_ready = 1;
 	}
 	memset(&m, 0, sizeof(m));
-	m.flags = (uint16_t)(rnd() % 2);
+	m.flags = (uint16_t)(rnd() % 4);
+	m.am_key = (m.flags & SDP_UROM_MEMH_FLAG_AM_KEY) != 0 ? rnd() : 0;
 	m.va = rnd() % 3 == 0 ? UINT64_MAX - (rnd() % 4096) - 1 : rnd() >> (rnd() % 64);
 	if (m.va == UINT64_MAX)
 		m.va--;

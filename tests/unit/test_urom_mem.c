@@ -85,10 +85,28 @@ static void test_memh_roundtrip(void)
 	m.va = 1;
 	m.len = UINT64_MAX - 1;
 	T_OK(sdp_urom_memh_pack(&m, packed, sizeof(packed), &len));
-	T_EQ_INT(len, SDP_UROM_MEMH_MAX_LEN);
+	T_EQ_INT(len, SDP_UROM_MEMH_MAX_LEN - SDP_UROM_MEMH_AM_KEY_LEN);
 	T_OK(sdp_urom_memh_unpack(packed, len, &out));
 	T_EQ_INT(out.len, UINT64_MAX - 1);
 	T_TRUE(memcmp(out.rkey, rkey_bytes, SDP_UROM_MEMH_RKEY_MAX) == 0);
+	T_EQ_INT(out.am_key, 0);
+
+	/* With the am_key trailer: the largest memh there is; cut or padded by one, refused. */
+	m.flags |= SDP_UROM_MEMH_FLAG_AM_KEY;
+	m.am_key = 0x0123456789abcdefull;
+	T_EQ_INT(sdp_urom_memh_packed_size(&m), SDP_UROM_MEMH_MAX_LEN);
+	T_OK(sdp_urom_memh_pack(&m, packed, sizeof(packed), &len));
+	T_EQ_INT(len, SDP_UROM_MEMH_MAX_LEN);
+	T_OK(sdp_urom_memh_unpack(packed, len, &out));
+	T_EQ_INT(out.am_key, 0x0123456789abcdefull);
+	T_EQ_INT(out.flags, m.flags);
+	T_STATUS(sdp_urom_memh_unpack(packed, len - 1, &out), DOCA_ERROR_INVALID_VALUE);
+	T_STATUS(sdp_urom_memh_unpack(packed, len + 1, &out), DOCA_ERROR_INVALID_VALUE);
+	/* The same bytes without the flag: eight bytes too many. */
+	packed[6] &= (uint8_t)~SDP_UROM_MEMH_FLAG_AM_KEY;
+	T_STATUS(sdp_urom_memh_unpack(packed, len, &out), DOCA_ERROR_INVALID_VALUE);
+	T_OK(sdp_urom_memh_unpack(packed, len - SDP_UROM_MEMH_AM_KEY_LEN, &out));
+	m.flags &= (uint16_t)~SDP_UROM_MEMH_FLAG_AM_KEY;
 }
 
 static void test_memh_pack_errors(void)
@@ -314,7 +332,9 @@ static void test_export_lifetime(void)
 	T_EQ_INT(da.len, sizeof(a));
 	T_EQ_INT(db.va, (uintptr_t)b);
 	T_EQ_INT(db.len, sizeof(b));
-	T_EQ_INT(da.flags, SDP_UROM_MEMH_FLAG_OWNER_PROGRESS);
+	/* Progressed by the owner, and with a secret key for the xrma path, one per region. */
+	T_EQ_INT(da.flags, SDP_UROM_MEMH_FLAG_OWNER_PROGRESS | SDP_UROM_MEMH_FLAG_AM_KEY);
+	T_TRUE(da.am_key != 0 && db.am_key != 0 && da.am_key != db.am_key);
 	/* The mkey is the packed rkey inside the memh. */
 	T_EQ_INT(da.rkey_len, mkey_a_len);
 	T_TRUE(memcmp(da.rkey, mkey_a, mkey_a_len) == 0);

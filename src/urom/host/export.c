@@ -12,6 +12,11 @@
  * worker's wakeup fd and an eventfd that tells it to stop, with a bounded timeout
  * (SDP_UROM_EXPORT_POLL_MS), and never spins while idle.
  *
+ * Where UCX would emulate RMA in software (TCP), workers send softdpu's own active messages
+ * instead (sdp_urom_xrma.h): the thread serves them, finding the region by the secret am_key
+ * its memh carries and checking every range; UCX's emulation answers on endpoints that may have
+ * failed and aborts this process when they have (integration/urom_netfault).
+ *
  * UCX reads its configuration from the environment (UCX_TLS, UCX_NET_DEVICES, ...), so tests
  * and users pick transports and devices there.
  * SPDX-License-Identifier: BSD-3-Clause
@@ -28,6 +33,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -36,6 +42,7 @@
 #include "doca_urom.h"
 #include "sdp_log.h"
 #include "sdp_urom_memh.h"
+#include "sdp_urom_xrma.h"
 
 SDP_LOG_COMPONENT("urom_mem");
 
@@ -49,8 +56,13 @@ SDP_LOG_COMPONENT("urom_mem");
 
 #define SDP_UROM_MEM_MAGIC 0x4d454d58u /* "XMEM" */
 
+/* Bytes of get replies the thread may have in flight; a get beyond answers NO_MEMORY. */
+#define SDP_UROM_XRMA_REPLY_BYTES_MAX (256u << 20)
+
 struct sdp_urom_mem {
-	uint32_t magic; /* SDP_UROM_MEM_MAGIC while exported */
+	uint32_t magic;		   /* SDP_UROM_MEM_MAGIC while exported */
+	struct sdp_urom_mem *next; /* on xrma.regions while its am_key is served */
+	uint64_t am_key;	   /* 0: none (no random bytes to be had) */
 	void *buf;
 	size_t len;
 	ucp_mem_h ucp_memh;
@@ -80,6 +92,154 @@ static struct {
 	.stop_fd = -1,
 	.epoll_fd = -1,
 };
+
+/*
+ * The regions the xrma path may reach, by am_key. Its own lock, not engine.lock: the thread
+ * takes it inside ucp_worker_progress while engine_stop joins the thread under engine.lock.
+ */
+static struct {
+	pthread_mutex_t lock;
+	struct sdp_urom_mem *regions;
+	size_t reply_bytes;    /* of get replies in flight (thread only) */
+	unsigned long refused; /* requests refused or dropped (thread only) */
+} xrma = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* ---- the xrma server (the thread) ---- */
+
+/* Log the first refusal and every 1024th after it: the bytes come from the network. */
+static void xrma_refuse(const char *why)
+{
+	if (xrma.refused++ % 1024 == 0)
+		sdp_error("refused an xrma request (%lu so far): %s", xrma.refused, why);
+}
+
+static void xrma_reply_done(void *request, ucs_status_t status, void *user_data)
+{
+	size_t *block = user_data;
+
+	(void)status; /* the worker times out and fails the operation itself */
+	xrma.reply_bytes -= block[0];
+	free(block);
+	ucp_request_free(request);
+}
+
+/* Answer on ep: rep, then data_len bytes of data (already in block after the header). */
+static void xrma_reply(ucp_ep_h ep, size_t *block, size_t data_len)
+{
+	uint8_t *hdr = (uint8_t *)(block + 1);
+	ucp_request_param_t param;
+	ucs_status_ptr_t req;
+
+	block[0] = data_len;
+	xrma.reply_bytes += data_len;
+	memset(&param, 0, sizeof(param));
+	param.op_attr_mask =
+		UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS;
+	param.cb.send = xrma_reply_done;
+	param.user_data = block;
+	param.flags = UCP_AM_SEND_FLAG_EAGER;
+	req = ucp_am_send_nbx(ep, SDP_UROM_XRMA_REP_AM_ID, hdr, SDP_UROM_XRMA_REP_LEN,
+			      data_len != 0 ? hdr + SDP_UROM_XRMA_REP_LEN : NULL, data_len, &param);
+	if (req == NULL || UCS_PTR_IS_ERR(req)) {
+		if (UCS_PTR_IS_ERR(req))
+			xrma_refuse("the reply could not be sent (the worker's endpoint failed?)");
+		xrma.reply_bytes -= data_len;
+		free(block);
+	}
+}
+
+/* The region of key holding [va, va + len), xrma.lock held; NULL with the status in *st. */
+static struct sdp_urom_mem *xrma_region(uint64_t key, uint64_t va, uint64_t len, doca_error_t *st)
+{
+	struct sdp_urom_mem *m;
+	uint64_t base;
+
+	for (m = xrma.regions; m != NULL; m = m->next) {
+		if (m->am_key != key)
+			continue;
+		base = (uint64_t)(uintptr_t)m->buf;
+		if (va < base || va - base > m->len || len > m->len - (va - base)) {
+			*st = DOCA_ERROR_INVALID_VALUE;
+			return NULL;
+		}
+		return m;
+	}
+	*st = DOCA_ERROR_NOT_FOUND;
+	return NULL;
+}
+
+static ucs_status_t xrma_req_cb(void *arg, const void *header, size_t header_length, void *data,
+				size_t length, const ucp_am_recv_param_t *param)
+{
+	struct sdp_urom_xrma_rep rep;
+	struct sdp_urom_xrma_req req;
+	doca_error_t st = DOCA_SUCCESS;
+	size_t data_len = 0;
+	size_t *block;
+	char why[160];
+
+	(void)arg;
+	if ((param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) != 0) {
+		xrma_refuse("a rendezvous message (requests are eager)");
+		return UCS_OK; /* dropped */
+	}
+	if ((param->recv_attr & UCP_AM_RECV_ATTR_FIELD_REPLY_EP) == 0 || param->reply_ep == NULL) {
+		xrma_refuse("a request without a reply endpoint");
+		return UCS_OK;
+	}
+	why[0] = '\0';
+	if (sdp_urom_xrma_req_unpack(header, header_length, length, &req, why, sizeof(why)) !=
+	    DOCA_SUCCESS) {
+		xrma_refuse(why);
+		return UCS_OK;
+	}
+	memset(&rep, 0, sizeof(rep));
+	rep.opid = req.opid;
+	rep.va = req.va;
+	if (req.op == SDP_UROM_XRMA_GET) {
+		rep.op = SDP_UROM_XRMA_GET_DATA;
+		if (xrma.reply_bytes + req.len > SDP_UROM_XRMA_REPLY_BYTES_MAX) {
+			xrma_refuse("get replies in flight exceed their bound");
+			st = DOCA_ERROR_NO_MEMORY;
+		} else {
+			data_len = req.len;
+		}
+	} else {
+		rep.op = SDP_UROM_XRMA_PUT_ACK;
+	}
+	/* One block: the length for the callback, the reply header, then the data. */
+	block = malloc(sizeof(size_t) + SDP_UROM_XRMA_REP_LEN + data_len);
+	if (block == NULL) {
+		xrma_refuse("no memory for the reply");
+		return UCS_OK; /* the worker times out */
+	}
+	if (st == DOCA_SUCCESS) {
+		pthread_mutex_lock(&xrma.lock);
+		struct sdp_urom_mem *m = xrma_region(req.am_key, req.va, req.len, &st);
+
+		if (m != NULL && req.op == SDP_UROM_XRMA_PUT)
+			memcpy((void *)(uintptr_t)req.va, data, req.len);
+		else if (m != NULL)
+			memcpy((uint8_t *)(block + 1) + SDP_UROM_XRMA_REP_LEN,
+			       (const void *)(uintptr_t)req.va, req.len);
+		pthread_mutex_unlock(&xrma.lock);
+		if (m == NULL) {
+			snprintf(why, sizeof(why), "%s of %llu bytes at 0x%llx: %s",
+				 req.op == SDP_UROM_XRMA_PUT ? "put" : "get",
+				 (unsigned long long)req.len, (unsigned long long)req.va,
+				 st == DOCA_ERROR_NOT_FOUND ? "no region has its key" :
+							      "outside its region");
+			xrma_refuse(why);
+		}
+	}
+	if (st != DOCA_SUCCESS)
+		data_len = 0;
+	rep.status = (uint16_t)st;
+	rep.len = data_len;
+	sdp_urom_xrma_rep_pack(&rep, (uint8_t *)(block + 1));
+	xrma_reply(param->reply_ep, block, data_len);
+	return UCS_OK;
+}
 
 /* ---- the progress thread ---- */
 
@@ -189,6 +349,7 @@ static doca_error_t engine_copy_address(void)
 
 static doca_error_t engine_create_ucp(void)
 {
+	ucp_am_handler_param_t aparams;
 	ucp_worker_params_t wparams;
 	ucp_params_t params;
 	ucp_config_t *config;
@@ -222,8 +383,8 @@ static doca_error_t engine_create_ucp(void)
 	}
 	memset(&params, 0, sizeof(params));
 	params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED;
-	params.features =
-		UCP_FEATURE_RMA | UCP_FEATURE_AMO32 | UCP_FEATURE_AMO64 | UCP_FEATURE_WAKEUP;
+	params.features = UCP_FEATURE_RMA | UCP_FEATURE_AMO32 | UCP_FEATURE_AMO64 | UCP_FEATURE_AM |
+			  UCP_FEATURE_WAKEUP;
 	/* Registrations come from any application thread while the thread progresses. */
 	params.mt_workers_shared = 1;
 	st = ucp_init(&params, config, &engine.context);
@@ -245,9 +406,18 @@ static doca_error_t engine_create_ucp(void)
 		engine.context = NULL;
 		return DOCA_ERROR_DRIVER;
 	}
-	st = ucp_worker_get_efd(engine.worker, &engine.worker_fd);
+	memset(&aparams, 0, sizeof(aparams));
+	aparams.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_FLAGS |
+			     UCP_AM_HANDLER_PARAM_FIELD_CB;
+	aparams.id = SDP_UROM_XRMA_REQ_AM_ID;
+	aparams.flags = UCP_AM_FLAG_WHOLE_MSG;
+	aparams.cb = xrma_req_cb;
+	st = ucp_worker_set_am_recv_handler(engine.worker, &aparams);
+	if (st == UCS_OK)
+		st = ucp_worker_get_efd(engine.worker, &engine.worker_fd);
 	if (st != UCS_OK) {
-		sdp_error("ucp_worker_get_efd of the export worker failed: %s",
+		sdp_error("ucp_worker_set_am_recv_handler or _get_efd of the export worker "
+			  "failed: %s",
 			  ucs_status_string(st));
 		ucp_worker_destroy(engine.worker);
 		ucp_cleanup(engine.context);
@@ -416,6 +586,18 @@ static doca_error_t mem_register(struct sdp_urom_mem *mem)
 	}
 	memset(&desc, 0, sizeof(desc));
 	desc.flags = SDP_UROM_MEMH_FLAG_OWNER_PROGRESS;
+	/* A secret the xrma path names the region by; without random bytes, no such path. */
+	if (getrandom(&mem->am_key, sizeof(mem->am_key), GRND_NONBLOCK) ==
+		    (ssize_t)sizeof(mem->am_key) &&
+	    mem->am_key != 0) {
+		desc.flags |= SDP_UROM_MEMH_FLAG_AM_KEY;
+		desc.am_key = mem->am_key;
+	} else {
+		mem->am_key = 0;
+		sdp_warn("no random bytes for an am_key: workers reach %zu bytes at %p over UCX's "
+			 "RMA only",
+			 mem->len, mem->buf);
+	}
 	desc.va = (uint64_t)(uintptr_t)mem->buf;
 	desc.len = mem->len;
 	desc.owner_addr = engine.addr;
@@ -477,6 +659,12 @@ doca_error_t sdp_urom_mem_export(void *buf, size_t len, struct sdp_urom_mem **me
 		goto err_unlock;
 	}
 	engine.refs++;
+	if (mem->am_key != 0) {
+		pthread_mutex_lock(&xrma.lock);
+		mem->next = xrma.regions;
+		xrma.regions = mem;
+		pthread_mutex_unlock(&xrma.lock);
+	}
 	pthread_mutex_unlock(&engine.lock);
 
 	mem->magic = SDP_UROM_MEM_MAGIC;
@@ -528,6 +716,15 @@ doca_error_t sdp_urom_mem_unexport(struct sdp_urom_mem *mem)
 	}
 	mem->magic = 0;
 	pthread_mutex_lock(&engine.lock);
+	/* No xrma request reaches the buffer once this returns. */
+	pthread_mutex_lock(&xrma.lock);
+	for (struct sdp_urom_mem **pp = &xrma.regions; *pp != NULL; pp = &(*pp)->next) {
+		if (*pp == mem) {
+			*pp = mem->next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&xrma.lock);
 	ucp_rkey_buffer_release(mem->rkey);
 	if (--engine.refs == 0) {
 		/* the worker goes first: a reply it still holds may reference this memh */

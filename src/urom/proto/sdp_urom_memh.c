@@ -34,7 +34,8 @@ size_t sdp_urom_memh_packed_size(const struct sdp_urom_memh *m)
 {
 	if (m == NULL || memh_invalid_field(m) != NULL)
 		return 0;
-	return SDP_UROM_MEMH_HDR_LEN + (size_t)m->owner_addr_len + m->rkey_len;
+	return SDP_UROM_MEMH_HDR_LEN + (size_t)m->owner_addr_len + m->rkey_len +
+	       ((m->flags & SDP_UROM_MEMH_FLAG_AM_KEY) != 0 ? SDP_UROM_MEMH_AM_KEY_LEN : 0);
 }
 
 doca_error_t sdp_urom_memh_pack(const struct sdp_urom_memh *m, void *buf, size_t cap, size_t *len_p)
@@ -54,7 +55,7 @@ doca_error_t sdp_urom_memh_pack(const struct sdp_urom_memh *m, void *buf, size_t
 			  (unsigned long long)m->len, (unsigned long long)m->va, bad);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
-	need = SDP_UROM_MEMH_HDR_LEN + (size_t)m->owner_addr_len + m->rkey_len;
+	need = sdp_urom_memh_packed_size(m);
 	if (cap < need) {
 		*len_p = need;
 		return DOCA_ERROR_TOO_BIG;
@@ -68,6 +69,9 @@ doca_error_t sdp_urom_memh_pack(const struct sdp_urom_memh *m, void *buf, size_t
 	sdp_wire_put_le(p + 28, m->rkey_len, 4);
 	memcpy(p + SDP_UROM_MEMH_HDR_LEN, m->owner_addr, m->owner_addr_len);
 	memcpy(p + SDP_UROM_MEMH_HDR_LEN + m->owner_addr_len, m->rkey, m->rkey_len);
+	if ((m->flags & SDP_UROM_MEMH_FLAG_AM_KEY) != 0)
+		sdp_wire_put_le(p + SDP_UROM_MEMH_HDR_LEN + m->owner_addr_len + m->rkey_len,
+				m->am_key, SDP_UROM_MEMH_AM_KEY_LEN);
 	*len_p = need;
 	return DOCA_SUCCESS;
 }
@@ -77,7 +81,7 @@ doca_error_t sdp_urom_memh_unpack_why(const void *buf, size_t len, struct sdp_ur
 {
 	const uint8_t *p = buf;
 	struct sdp_urom_memh out;
-	size_t left;
+	size_t left, trailer;
 
 	if (buf == NULL || m == NULL) {
 		sdp_error("invalid argument: buf %p, m %p", buf, (void *)m);
@@ -134,14 +138,18 @@ doca_error_t sdp_urom_memh_unpack_why(const void *buf, size_t len, struct sdp_ur
 	}
 	/* Both lengths are bounded, so the sum cannot overflow. */
 	left = len - SDP_UROM_MEMH_HDR_LEN;
-	if ((size_t)out.owner_addr_len + out.rkey_len != left) {
+	trailer = (out.flags & SDP_UROM_MEMH_FLAG_AM_KEY) != 0 ? SDP_UROM_MEMH_AM_KEY_LEN : 0;
+	if ((size_t)out.owner_addr_len + out.rkey_len + trailer != left) {
 		sdp_wire_why(why, why_size,
-			     "memh announces %u + %u bytes of address and key, %zu bytes follow",
-			     out.owner_addr_len, out.rkey_len, left);
+			     "memh announces %u + %u + %zu bytes of address, key and am_key, %zu "
+			     "bytes follow",
+			     out.owner_addr_len, out.rkey_len, trailer, left);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	out.owner_addr = p + SDP_UROM_MEMH_HDR_LEN;
 	out.rkey = out.owner_addr + out.owner_addr_len;
+	if (trailer != 0)
+		out.am_key = sdp_wire_get_le(out.rkey + out.rkey_len, SDP_UROM_MEMH_AM_KEY_LEN);
 	*m = out;
 	return DOCA_SUCCESS;
 }

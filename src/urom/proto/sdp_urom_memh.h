@@ -9,7 +9,8 @@
  * registration (the same bytes softdpu hands out as the "mkey"). A worker that holds a memh
  * can therefore put and get without any other message (plugins/common/sdp_plugin_mem.h).
  *
- * Layout, little-endian, exactly SDP_UROM_MEMH_HDR_LEN + owner_addr_len + rkey_len bytes:
+ * Layout, little-endian, exactly SDP_UROM_MEMH_HDR_LEN + owner_addr_len + rkey_len bytes (8 more
+ * with SDP_UROM_MEMH_FLAG_AM_KEY):
  *
  *   off  0  4 bytes  magic "SDMH"
  *   off  4  u16      version (SDP_UROM_MEMH_VERSION)
@@ -20,6 +21,8 @@
  *   off 28  u32      rkey_len: 1 .. SDP_UROM_MEMH_RKEY_MAX
  *   off 32  owner_addr_len bytes: UCP worker address of the owner (ucp_worker_get_address)
  *   then    rkey_len bytes: ucp_rkey_pack() of the registration covering [va, va + len)
+ *   then    with SDP_UROM_MEMH_FLAG_AM_KEY only: u64 am_key, the region's secret for the
+ *           owner's active-message path (sdp_urom_xrma.h)
  *
  * Nothing may follow. Unpack checks every length against what is left, never reads past len,
  * and returns views INTO the caller's buffer (valid as long as it is).
@@ -41,7 +44,8 @@
 #define SDP_UROM_MEMH_RKEY_MAX 4096
 /* The largest memh there can be. */
 #define SDP_UROM_MEMH_MAX_LEN                                                                      \
-	(SDP_UROM_MEMH_HDR_LEN + SDP_UROM_MEMH_ADDR_MAX + SDP_UROM_MEMH_RKEY_MAX)
+	(SDP_UROM_MEMH_HDR_LEN + SDP_UROM_MEMH_ADDR_MAX + SDP_UROM_MEMH_RKEY_MAX +                 \
+	 SDP_UROM_MEMH_AM_KEY_LEN)
 
 /*
  * The owner progresses its UCP worker from a thread of its own (softdpu's export engine does),
@@ -49,7 +53,15 @@
  * owning application's help. Informational: a worker may use a memh without it.
  */
 #define SDP_UROM_MEMH_FLAG_OWNER_PROGRESS (1u << 0)
-#define SDP_UROM_MEMH_FLAGS_KNOWN (SDP_UROM_MEMH_FLAG_OWNER_PROGRESS)
+/*
+ * The owner also serves puts and gets as softdpu active messages (sdp_urom_xrma.h) naming the
+ * region by am_key, a random secret of the owner's; a worker uses that path where UCX would
+ * emulate RMA in software (TCP): see plugins/common/sdp_plugin_mem.c.
+ */
+#define SDP_UROM_MEMH_FLAG_AM_KEY (1u << 1)
+#define SDP_UROM_MEMH_FLAGS_KNOWN (SDP_UROM_MEMH_FLAG_OWNER_PROGRESS | SDP_UROM_MEMH_FLAG_AM_KEY)
+/* Bytes of the am_key trailer. */
+#define SDP_UROM_MEMH_AM_KEY_LEN 8
 
 /* A memh decoded, or to be packed. */
 struct sdp_urom_memh {
@@ -61,6 +73,7 @@ struct sdp_urom_memh {
 	uint32_t owner_addr_len;
 	const uint8_t *rkey; /* packed remote key */
 	uint32_t rkey_len;
+	uint64_t am_key; /* with SDP_UROM_MEMH_FLAG_AM_KEY; 0 otherwise */
 };
 
 /*
