@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
 
 #include <ucs/datastruct/list.h>
@@ -66,11 +67,13 @@ DOCA_LOG_REGISTER(SOFTDPU::PLUGIN_MEM);
 struct pm_ep {
 	ucs_list_link_t link;
 	struct sdp_plugin_mem *mem;
-	ucp_ep_h ep;	       /* NULL once closed */
-	int xrma;	       /* regions with an am_key go over the xrma path */
-	uint64_t xrma_seq;     /* xrma operations issued on it (their order, for flushes) */
-	doca_error_t xrma_err; /* a put's refusal, reported by the next flush */
-	uint8_t *addr;	       /* owner's worker address: the cache key */
+	ucp_ep_h ep;	   /* NULL once closed */
+	int xrma;	   /* regions with an am_key go over the xrma path */
+	int failed;	   /* UCX reported it failed: every operation on it is refused */
+	int failing;	   /* xrma_fail_ep runs: no flush completes on its own */
+	uint64_t xrma_seq; /* xrma operations issued on it (their order, for flushes) */
+	unsigned gets_out; /* xrma get requests sent and not answered */
+	uint8_t *addr;	   /* owner's worker address: the cache key */
 	size_t addr_len;
 	unsigned users;	  /* regions that use it */
 	unsigned pending; /* operations UCX still owns */
@@ -82,11 +85,12 @@ struct pm_region {
 	uint64_t va;
 	uint64_t len;
 	struct pm_ep *ep;
-	ucp_rkey_h rkey;   /* NULL once its endpoint was closed by force */
-	uint64_t am_key;   /* the memh's, 0 without one */
-	unsigned inflight; /* non-blocking operations whose callback has not run */
-	int from_domain;   /* cached under (domain_id, seg) */
-	int from_member;   /* cached under (domain_id, memh bytes): sdp_plugin_mem_import_member */
+	ucp_rkey_h rkey;       /* NULL once its endpoint was closed by force */
+	uint64_t am_key;       /* the memh's, 0 without one */
+	doca_error_t xrma_err; /* an xrma put's refusal, reported by the region's next flush */
+	unsigned inflight;     /* non-blocking operations whose callback has not run */
+	int from_domain;       /* cached under (domain_id, seg) */
+	int from_member; /* cached under (domain_id, memh bytes): sdp_plugin_mem_import_member */
 	uint64_t domain_id;
 	int seg;
 	uint8_t *memh; /* domain and member regions: the memh bytes imported */
@@ -115,9 +119,12 @@ struct pm_op {
 	int xrma;
 	enum pm_op_kind kind;
 	uint64_t opid;
-	uint64_t seq;	/* issue order on its endpoint; a flush: wait up to this one */
-	uint64_t va;	/* first remote byte */
-	uint8_t *local; /* a get's destination */
+	uint64_t region_id;
+	uint64_t seq;	     /* issue order on its endpoint; a flush: wait up to this one */
+	unsigned n_chunks;   /* requests of SDP_UROM_XRMA_LEN_MAX bytes at most */
+	unsigned next_chunk; /* a get's first request not sent yet */
+	uint64_t va;	     /* first remote byte */
+	uint8_t *local;	     /* a get's destination */
 	size_t len;
 	unsigned replies_left; /* requests not answered */
 	unsigned sends_left;   /* UCX send requests not completed */
@@ -129,8 +136,9 @@ struct pm_op {
 
 /* The answers an xrma put still waits for, after its callback may have run. */
 struct pm_ack {
-	ucs_list_link_t link; /* in mem->acks */
+	ucs_list_link_t link; /* in mem->acks; counted in its endpoint's pending */
 	struct pm_ep *ep;
+	uint64_t region_id;
 	uint64_t opid;
 	uint64_t seq;
 	unsigned replies_left;
@@ -309,6 +317,11 @@ static void op_ucx_cb(void *request, ucs_status_t status, void *user_data)
 
 /* ---- the xrma path ---- */
 
+static struct pm_region *region_find(const struct sdp_plugin_mem *mem, uint64_t id);
+
+/* Get requests an endpoint has out at most (1 MiB each): the owner's answers are copies. */
+#define PM_XRMA_GET_WINDOW 16
+
 /* An xrma operation is complete once every request was sent and answered. */
 static void xrma_try_done(struct pm_op *op)
 {
@@ -321,10 +334,11 @@ static void xrma_flush_check(struct sdp_plugin_mem *mem, struct pm_ep *e)
 {
 	uint64_t oldest = UINT64_MAX;
 	struct pm_op *op, *tmp;
-
+	struct pm_region *r;
 	struct pm_ack *a;
-	int n = 0;
 
+	if (e->failing)
+		return;
 	ucs_list_for_each(op, &mem->ops, link) {
 		if (op->ep == e && op->xrma && op->kind != PM_OP_FLUSH && op->seq < oldest)
 			oldest = op->seq;
@@ -333,61 +347,177 @@ static void xrma_flush_check(struct sdp_plugin_mem *mem, struct pm_ep *e)
 		if (a->ep == e && a->seq < oldest)
 			oldest = a->seq;
 	}
+	/* Completing a flush touches no other operation. */
 	ucs_list_for_each_safe(op, tmp, &mem->ops, link) {
-		if (op->ep == e && op->xrma && op->kind == PM_OP_FLUSH && op->seq < oldest) {
-			op->derr = e->xrma_err;
-			op_complete(op, UCS_OK);
-			n++;
+		if (op->ep != e || !op->xrma || op->kind != PM_OP_FLUSH || op->seq >= oldest)
+			continue;
+		r = region_find(mem, op->region_id);
+		if (r != NULL && r->xrma_err != DOCA_SUCCESS) {
+			op->derr = r->xrma_err; /* reported once */
+			r->xrma_err = DOCA_SUCCESS;
 		}
+		op_complete(op, UCS_OK);
 	}
-	if (n != 0)
-		e->xrma_err = DOCA_SUCCESS; /* reported */
 }
 
-/* Fail every xrma operation of e still waiting (its endpoint failed or was closed). */
+static void xrma_ack_free(struct sdp_plugin_mem *mem, struct pm_ack *a)
+{
+	struct pm_op *op;
+
+	ucs_list_for_each(op, &mem->ops, link) {
+		if (op->ack == a)
+			op->ack = NULL;
+	}
+	ucs_list_del(&a->link);
+	a->ep->pending--;
+	free(a);
+}
+
+/* Note a put's refusal (or loss) on its region, for the region's next flush. */
+static void xrma_region_err(struct sdp_plugin_mem *mem, uint64_t region_id, doca_error_t status)
+{
+	struct pm_region *r = region_find(mem, region_id);
+
+	if (r != NULL && r->xrma_err == DOCA_SUCCESS)
+		r->xrma_err = status;
+}
+
+/*
+ * Fail everything of e that waits for answers (its endpoint failed or was closed): put
+ * trackers (their regions' next flush reports NOT_CONNECTED), gets and flushes, each once.
+ */
 static void xrma_fail_ep(struct sdp_plugin_mem *mem, struct pm_ep *e, ucs_status_t status)
 {
-	struct pm_op *op, *tmp;
-
 	struct pm_ack *a, *atmp;
+	struct pm_op *op;
 
-	/* Answers to these will not come; the puts' callbacks ran or run as they were sent. */
+	e->failing = 1;
 	ucs_list_for_each_safe(a, atmp, &mem->acks, link) {
 		if (a->ep != e)
 			continue;
+		xrma_region_err(mem, a->region_id, DOCA_ERROR_NOT_CONNECTED);
+		xrma_ack_free(mem, a);
+	}
+	/*
+	 * One at a time from the head: a completion may complete others. Send requests still
+	 * UCX's are counted down by their callbacks (op_release waits for them).
+	 */
+	for (;;) {
+		struct pm_op *found = NULL;
+
 		ucs_list_for_each(op, &mem->ops, link) {
-			if (op->ack == a)
-				op->ack = NULL;
+			if (op->ep == e && op->xrma) {
+				found = op;
+				break;
+			}
 		}
-		ucs_list_del(&a->link);
-		free(a);
-	}
-	/* Send requests still UCX's are counted down by their callbacks (op_release waits). */
-	ucs_list_for_each_safe(op, tmp, &mem->ops, link) {
-		if (op->ep == e && op->xrma) {
-			op->replies_left = 0;
-			op_complete(op, status);
+		if (found == NULL)
+			break;
+		found->replies_left = 0;
+		found->next_chunk = found->n_chunks;
+		if (found->kind == PM_OP_FLUSH) {
+			struct pm_region *r = region_find(mem, found->region_id);
+
+			if (r != NULL)
+				r->xrma_err = DOCA_SUCCESS; /* this flush reports the failure */
 		}
+		op_complete(found, status);
 	}
+	e->gets_out = 0;
+	e->failing = 0;
 }
 
 /* One answer (or its loss) of put tracker a; the last one frees it. */
 static void xrma_ack_one(struct sdp_plugin_mem *mem, struct pm_ack *a, doca_error_t status)
 {
 	struct pm_ep *e = a->ep;
-	struct pm_op *op;
 
-	if (status != DOCA_SUCCESS && e->xrma_err == DOCA_SUCCESS)
-		e->xrma_err = status;
+	if (status != DOCA_SUCCESS)
+		xrma_region_err(mem, a->region_id, status);
 	if (--a->replies_left != 0)
 		return;
-	ucs_list_for_each(op, &mem->ops, link) {
-		if (op->ack == a)
-			op->ack = NULL;
-	}
-	ucs_list_del(&a->link);
-	free(a);
+	xrma_ack_free(mem, a);
 	xrma_flush_check(mem, e);
+}
+
+static void xrma_send_cb(void *request, ucs_status_t status, void *user_data);
+
+/* Send request i of op (its header kept in op->hdrs until UCX is done with it). */
+static ucs_status_t xrma_send(struct pm_op *op, uint64_t am_key, unsigned i)
+{
+	uint8_t *hdr = op->hdrs + (size_t)i * SDP_UROM_XRMA_REQ_LEN;
+	size_t off = (size_t)i * SDP_UROM_XRMA_LEN_MAX;
+	size_t chunk =
+		op->len - off < SDP_UROM_XRMA_LEN_MAX ? op->len - off : SDP_UROM_XRMA_LEN_MAX;
+	struct sdp_urom_xrma_req req;
+	ucp_request_param_t param;
+	ucs_status_ptr_t sreq;
+
+	req.op = op->kind == PM_OP_PUT ? SDP_UROM_XRMA_PUT : SDP_UROM_XRMA_GET;
+	req.opid = op->opid;
+	req.am_key = am_key;
+	req.va = op->va + off;
+	req.len = chunk;
+	sdp_urom_xrma_req_pack(&req, hdr);
+	memset(&param, 0, sizeof(param));
+	param.op_attr_mask =
+		UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS;
+	param.cb.send = xrma_send_cb;
+	param.user_data = op;
+	param.flags = UCP_AM_SEND_FLAG_REPLY | UCP_AM_SEND_FLAG_EAGER;
+	sreq = ucp_am_send_nbx(op->ep->ep, SDP_UROM_XRMA_REQ_AM_ID, hdr, SDP_UROM_XRMA_REQ_LEN,
+			       op->kind == PM_OP_PUT ? op->local + off : NULL,
+			       op->kind == PM_OP_PUT ? chunk : 0, &param);
+	if (UCS_PTR_IS_PTR(sreq))
+		op->sends_left++;
+	return UCS_PTR_IS_ERR(sreq) ? UCS_PTR_STATUS(sreq) : UCS_OK;
+}
+
+/* Send what gets of e still hold back, within the window; complete what that fails. */
+static void xrma_pump(struct sdp_plugin_mem *mem, struct pm_ep *e)
+{
+	struct pm_region *r;
+	struct pm_op *op;
+	ucs_status_t st;
+	int settle = 0;
+
+	if (e->ep == NULL || e->failed)
+		return;
+	ucs_list_for_each(op, &mem->ops, link) {
+		if (e->gets_out >= PM_XRMA_GET_WINDOW)
+			break;
+		if (op->ep != e || !op->xrma || op->kind != PM_OP_GET ||
+		    op->next_chunk >= op->n_chunks)
+			continue;
+		r = region_find(mem, op->region_id);
+		while (e->gets_out < PM_XRMA_GET_WINDOW && op->next_chunk < op->n_chunks) {
+			st = r != NULL ? xrma_send(op, r->am_key, op->next_chunk) :
+					 UCS_ERR_CANCELED;
+			if (st != UCS_OK) {
+				/* None of the rest goes out: none of it will be answered. */
+				if (op->status == UCS_OK)
+					op->status = st;
+				op->replies_left -= op->n_chunks - op->next_chunk;
+				op->next_chunk = op->n_chunks;
+				settle = 1;
+				break;
+			}
+			op->next_chunk++;
+			e->gets_out++;
+		}
+	}
+	/* One at a time from the head: a completion may complete flushes behind it. */
+	while (settle) {
+		settle = 0;
+		ucs_list_for_each(op, &mem->ops, link) {
+			if (op->ep == e && op->xrma && op->kind == PM_OP_GET && !op->done &&
+			    op->replies_left == 0 && op->sends_left == 0) {
+				op_complete(op, op->status);
+				settle = 1;
+				break;
+			}
+		}
+	}
 }
 
 static void xrma_send_cb(void *request, ucs_status_t status, void *user_data)
@@ -407,15 +537,18 @@ static void xrma_send_cb(void *request, ucs_status_t status, void *user_data)
 		/* Its answer will not come. */
 		if (op->status == UCS_OK)
 			op->status = status;
-		if (op->ack != NULL)
+		if (op->ack != NULL) {
 			xrma_ack_one(op->mem, op->ack, DOCA_ERROR_NOT_CONNECTED);
-		else if (op->replies_left != 0)
+		} else if (op->kind == PM_OP_GET && op->replies_left != 0) {
 			op->replies_left--;
+			if (op->ep->gets_out != 0)
+				op->ep->gets_out--;
+		}
 	}
 	xrma_try_done(op);
 }
 
-/* The xrma operation of opid still waiting for answers; NULL when there is none. */
+/* The xrma get of opid still waiting for answers; NULL when there is none. */
 static struct pm_op *xrma_op_find(struct sdp_plugin_mem *mem, uint64_t opid)
 {
 	struct pm_op *op;
@@ -439,9 +572,10 @@ static ucs_status_t xrma_rep_cb(void *arg, const void *header, size_t header_len
 {
 	struct sdp_plugin_mem *mem = arg;
 	struct sdp_urom_xrma_rep rep;
+	uint64_t off, chunk;
+	struct pm_ack *a;
 	struct pm_op *op;
 	char why[160];
-	uint64_t off;
 
 	if ((param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) != 0) {
 		xrma_drop(mem, "a rendezvous message (answers are eager)");
@@ -454,8 +588,6 @@ static ucs_status_t xrma_rep_cb(void *arg, const void *header, size_t header_len
 		return UCS_OK;
 	}
 	if (rep.op == SDP_UROM_XRMA_PUT_ACK) {
-		struct pm_ack *a;
-
 		ucs_list_for_each(a, &mem->acks, link) {
 			if (a->opid == rep.opid) {
 				xrma_ack_one(mem, a, (doca_error_t)rep.status);
@@ -467,12 +599,16 @@ static ucs_status_t xrma_rep_cb(void *arg, const void *header, size_t header_len
 	}
 	op = xrma_op_find(mem, rep.opid);
 	if (op == NULL || op->kind != PM_OP_GET || op->replies_left == 0) {
-		xrma_drop(mem, "no operation waits for it (completed or failed already?)");
+		xrma_drop(mem, "no get waits for it (completed or failed already?)");
 		return UCS_OK;
 	}
+	/* It must answer a request that went out, for exactly that request's bytes. */
 	off = rep.va - op->va;
-	if (rep.va < op->va || off >= op->len || rep.len > op->len - off) {
-		xrma_drop(mem, "it does not match its operation");
+	chunk = op->len - off < SDP_UROM_XRMA_LEN_MAX ? op->len - off : SDP_UROM_XRMA_LEN_MAX;
+	if (rep.va < op->va || off >= op->len || off % SDP_UROM_XRMA_LEN_MAX != 0 ||
+	    off / SDP_UROM_XRMA_LEN_MAX >= op->next_chunk ||
+	    (rep.status == DOCA_SUCCESS && rep.len != chunk)) {
+		xrma_drop(mem, "it does not match a request of its get");
 		return UCS_OK;
 	}
 	if (rep.status != DOCA_SUCCESS) {
@@ -482,22 +618,24 @@ static ucs_status_t xrma_rep_cb(void *arg, const void *header, size_t header_len
 		memcpy(op->local + off, data, rep.len);
 	}
 	op->replies_left--;
+	if (op->ep->gets_out != 0)
+		op->ep->gets_out--;
 	xrma_try_done(op);
+	xrma_pump(mem, op->ep);
 	return UCS_OK;
 }
 
-/* Issue an xrma put, get or flush of region r (op linked by the caller's rules). */
+/* Issue an xrma put, get or flush of region r (op already linked on mem->ops). */
 static ucs_status_t xrma_issue(struct sdp_plugin_mem *mem, struct pm_op *op, struct pm_region *r,
 			       enum pm_op_kind kind, uint64_t addr, void *local, size_t len)
 {
-	ucp_request_param_t param;
-	struct sdp_urom_xrma_req req;
-	ucs_status_ptr_t sreq;
-	size_t n, i, chunk;
+	ucs_status_t st;
+	unsigned n, i;
 
 	op->xrma = 1;
 	op->kind = kind;
 	op->opid = mem->next_opid++;
+	op->region_id = r->id;
 	op->seq = op->ep->xrma_seq;
 	if (kind == PM_OP_FLUSH)
 		return UCS_OK; /* completed by xrma_flush_check */
@@ -505,72 +643,43 @@ static ucs_status_t xrma_issue(struct sdp_plugin_mem *mem, struct pm_op *op, str
 	op->va = addr;
 	op->local = local;
 	op->len = len;
-	n = (len + SDP_UROM_XRMA_LEN_MAX - 1) / SDP_UROM_XRMA_LEN_MAX;
-	op->hdrs = n == 1 ? op->hdr1 : malloc(n * SDP_UROM_XRMA_REQ_LEN);
+	n = (unsigned)((len + SDP_UROM_XRMA_LEN_MAX - 1) / SDP_UROM_XRMA_LEN_MAX);
+	op->n_chunks = n;
+	op->hdrs = n == 1 ? op->hdr1 : malloc((size_t)n * SDP_UROM_XRMA_REQ_LEN);
 	if (op->hdrs == NULL)
 		return UCS_ERR_NO_MEMORY;
-	if (kind == PM_OP_PUT) {
-		/* The put completes once sent; its answers go to a tracker flushes wait for. */
-		op->ack = calloc(1, sizeof(*op->ack));
-		if (op->ack == NULL)
-			return UCS_ERR_NO_MEMORY;
-		op->ack->ep = op->ep;
-		op->ack->opid = op->opid;
-		op->ack->seq = op->seq;
-		op->ack->replies_left = (unsigned)n;
-		ucs_list_add_tail(&mem->acks, &op->ack->link);
-	} else {
-		op->replies_left = (unsigned)n;
+	if (kind == PM_OP_GET) {
+		/* Sent within the endpoint's window, the rest as answers come. */
+		op->replies_left = n;
+		xrma_pump(mem, op->ep);
+		return op->next_chunk == 0 && op->status != UCS_OK ? op->status : UCS_OK;
 	}
-	memset(&param, 0, sizeof(param));
-	param.op_attr_mask =
-		UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS;
-	param.cb.send = xrma_send_cb;
-	param.user_data = op;
-	param.flags = UCP_AM_SEND_FLAG_REPLY | UCP_AM_SEND_FLAG_EAGER;
+	/* A put completes once sent; its answers go to a tracker the flushes wait for. */
+	op->ack = calloc(1, sizeof(*op->ack));
+	if (op->ack == NULL)
+		return UCS_ERR_NO_MEMORY;
+	op->ack->ep = op->ep;
+	op->ack->region_id = r->id;
+	op->ack->opid = op->opid;
+	op->ack->seq = op->seq;
+	op->ack->replies_left = n;
+	ucs_list_add_tail(&mem->acks, &op->ack->link);
+	op->ep->pending++;
 	for (i = 0; i < n; i++) {
-		uint8_t *hdr = op->hdrs + i * SDP_UROM_XRMA_REQ_LEN;
-
-		chunk = len - i * SDP_UROM_XRMA_LEN_MAX;
-		if (chunk > SDP_UROM_XRMA_LEN_MAX)
-			chunk = SDP_UROM_XRMA_LEN_MAX;
-		req.op = kind == PM_OP_PUT ? SDP_UROM_XRMA_PUT : SDP_UROM_XRMA_GET;
-		req.opid = op->opid;
-		req.am_key = r->am_key;
-		req.va = addr + i * SDP_UROM_XRMA_LEN_MAX;
-		req.len = chunk;
-		sdp_urom_xrma_req_pack(&req, hdr);
-		op->sends_left++;
-		sreq = ucp_am_send_nbx(
-			op->ep->ep, SDP_UROM_XRMA_REQ_AM_ID, hdr, SDP_UROM_XRMA_REQ_LEN,
-			kind == PM_OP_PUT ? (uint8_t *)local + i * SDP_UROM_XRMA_LEN_MAX : NULL,
-			kind == PM_OP_PUT ? chunk : 0, &param);
-		if (UCS_PTR_IS_PTR(sreq))
+		st = xrma_send(op, r->am_key, i);
+		if (st == UCS_OK)
 			continue;
-		op->sends_left--;
-		if (UCS_PTR_IS_ERR(sreq)) {
-			/* The rest is not sent: none of it will be answered. */
-			if (op->status == UCS_OK)
-				op->status = UCS_PTR_STATUS(sreq);
-			if (op->ack != NULL) {
-				struct pm_ack *a = op->ack;
-
-				/* As many answers lost as requests not sent. */
-				if (i == 0) {
-					ucs_list_del(&a->link);
-					free(a);
-					op->ack = NULL;
-					return UCS_PTR_STATUS(sreq);
-				}
-				a->replies_left -= (unsigned)(n - i - 1);
-				xrma_ack_one(mem, a, DOCA_ERROR_NOT_CONNECTED);
-			} else {
-				op->replies_left -= (unsigned)(n - i);
-				if (i == 0)
-					return UCS_PTR_STATUS(sreq);
-			}
-			break;
+		if (op->status == UCS_OK)
+			op->status = st;
+		if (i == 0 && op->sends_left == 0) {
+			xrma_ack_free(mem, op->ack);
+			op->ack = NULL;
+			return st;
 		}
+		/* As many answers lost as requests not sent (the tracker may go with them). */
+		op->ack->replies_left -= n - i - 1;
+		xrma_ack_one(mem, op->ack, DOCA_ERROR_NOT_CONNECTED);
+		break;
 	}
 	return UCS_OK;
 }
@@ -590,7 +699,7 @@ static doca_error_t op_issue(struct sdp_plugin_mem *mem, struct pm_op *op, struc
 		ucs_list_add_tail(&mem->ops, &op->link);
 		op->ep->pending++;
 		st = xrma_issue(mem, op, r, kind, addr, local, len);
-		if (st != UCS_OK && op->sends_left == 0 && !op->done) {
+		if (st != UCS_OK && op->sends_left == 0 && !op->done && op->next_chunk == 0) {
 			ucs_list_del(&op->link);
 			op->ep->pending--;
 			DOCA_LOG_ERR("xrma %s of %zu bytes at 0x%llx failed: %s",
@@ -676,7 +785,7 @@ static doca_error_t region_for_op(const struct sdp_plugin_mem *mem, uint64_t id,
 			     (unsigned long long)r->va, (unsigned long long)r->len);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
-	if (r->ep->ep == NULL || r->rkey == NULL) {
+	if (r->ep->ep == NULL || r->rkey == NULL || r->ep->failed) {
 		DOCA_LOG_ERR("%s on region %llu refused: its endpoint was closed", what,
 			     (unsigned long long)id);
 		return DOCA_ERROR_NOT_CONNECTED;
@@ -705,6 +814,7 @@ static void pm_ep_err_cb(void *arg, ucp_ep_h ep, ucs_status_t status)
 
 	DOCA_LOG_ERR("endpoint %p to a memory owner failed: %s", (void *)ep,
 		     ucs_status_string(status));
+	e->failed = 1;
 	xrma_fail_ep(e->mem, e, status);
 }
 
@@ -938,7 +1048,10 @@ doca_error_t sdp_plugin_mem_create(ucp_worker_h worker, struct sdp_plugin_mem **
 	ucs_list_head_init(&mem->done);
 	ucs_list_head_init(&mem->acks);
 	mem->next_id = 1;
-	mem->next_opid = 1;
+	/* Answers name their operation: make the ids hard to guess for other peers. */
+	if (getrandom(&mem->next_opid, sizeof(mem->next_opid), GRND_NONBLOCK) !=
+	    (ssize_t)sizeof(mem->next_opid))
+		mem->next_opid = 1;
 	/* Answers of the xrma path; a worker without UCP_FEATURE_AM keeps UCX's RMA only. */
 	memset(&aparams, 0, sizeof(aparams));
 	aparams.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_FLAGS |

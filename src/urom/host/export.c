@@ -100,7 +100,7 @@ static struct {
 static struct {
 	pthread_mutex_t lock;
 	struct sdp_urom_mem *regions;
-	size_t reply_bytes;    /* of get replies in flight (thread only) */
+	size_t reply_bytes;    /* bytes of answers in flight (thread only) */
 	unsigned long refused; /* requests refused or dropped (thread only) */
 } xrma = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
@@ -130,8 +130,8 @@ static void xrma_reply(ucp_ep_h ep, size_t *block, size_t data_len)
 	ucp_request_param_t param;
 	ucs_status_ptr_t req;
 
-	block[0] = data_len;
-	xrma.reply_bytes += data_len;
+	block[0] = sizeof(size_t) + SDP_UROM_XRMA_REP_LEN + data_len;
+	xrma.reply_bytes += block[0];
 	memset(&param, 0, sizeof(param));
 	param.op_attr_mask =
 		UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS;
@@ -143,7 +143,7 @@ static void xrma_reply(ucp_ep_h ep, size_t *block, size_t data_len)
 	if (req == NULL || UCS_PTR_IS_ERR(req)) {
 		if (UCS_PTR_IS_ERR(req))
 			xrma_refuse("the reply could not be sent (the worker's endpoint failed?)");
-		xrma.reply_bytes -= data_len;
+		xrma.reply_bytes -= block[0];
 		free(block);
 	}
 }
@@ -174,6 +174,7 @@ static ucs_status_t xrma_req_cb(void *arg, const void *header, size_t header_len
 	struct sdp_urom_xrma_rep rep;
 	struct sdp_urom_xrma_req req;
 	doca_error_t st = DOCA_SUCCESS;
+	struct sdp_urom_mem *m;
 	size_t data_len = 0;
 	size_t *block;
 	char why[160];
@@ -193,47 +194,52 @@ static ucs_status_t xrma_req_cb(void *arg, const void *header, size_t header_len
 		xrma_refuse(why);
 		return UCS_OK;
 	}
+	/* Answers waiting to be sent are bounded, refusals included (a peer may not read). */
+	if (xrma.reply_bytes >= SDP_UROM_XRMA_REPLY_BYTES_MAX) {
+		xrma_refuse("answers in flight exceed their bound: dropped");
+		return UCS_OK;
+	}
 	memset(&rep, 0, sizeof(rep));
 	rep.opid = req.opid;
 	rep.va = req.va;
-	if (req.op == SDP_UROM_XRMA_GET) {
-		rep.op = SDP_UROM_XRMA_GET_DATA;
+	rep.op = req.op == SDP_UROM_XRMA_GET ? SDP_UROM_XRMA_GET_DATA : SDP_UROM_XRMA_PUT_ACK;
+	block = NULL;
+	pthread_mutex_lock(&xrma.lock);
+	m = xrma_region(req.am_key, req.va, req.len, &st);
+	if (m != NULL && req.op == SDP_UROM_XRMA_PUT) {
+		memcpy((void *)(uintptr_t)req.va, data, req.len);
+	} else if (m != NULL) {
+		/* Only a get that found its region gets room for the bytes. */
 		if (xrma.reply_bytes + req.len > SDP_UROM_XRMA_REPLY_BYTES_MAX) {
-			xrma_refuse("get replies in flight exceed their bound");
 			st = DOCA_ERROR_NO_MEMORY;
 		} else {
-			data_len = req.len;
+			block = malloc(sizeof(size_t) + SDP_UROM_XRMA_REP_LEN + req.len);
+			if (block != NULL) {
+				data_len = req.len;
+				memcpy((uint8_t *)(block + 1) + SDP_UROM_XRMA_REP_LEN,
+				       (const void *)(uintptr_t)req.va, req.len);
+			} else {
+				st = DOCA_ERROR_NO_MEMORY;
+			}
 		}
-	} else {
-		rep.op = SDP_UROM_XRMA_PUT_ACK;
 	}
-	/* One block: the length for the callback, the reply header, then the data. */
-	block = malloc(sizeof(size_t) + SDP_UROM_XRMA_REP_LEN + data_len);
+	pthread_mutex_unlock(&xrma.lock);
+	if (st != DOCA_SUCCESS) {
+		snprintf(why, sizeof(why), "%s of %llu bytes at 0x%llx: %s",
+			 req.op == SDP_UROM_XRMA_PUT ? "put" : "get", (unsigned long long)req.len,
+			 (unsigned long long)req.va,
+			 st == DOCA_ERROR_NOT_FOUND	? "no region has its key" :
+			 st == DOCA_ERROR_INVALID_VALUE ? "outside its region" :
+							  "no room for the answer");
+		xrma_refuse(why);
+	}
+	/* One block: its size for the callback, the answer's header, then the data. */
+	if (block == NULL)
+		block = malloc(sizeof(size_t) + SDP_UROM_XRMA_REP_LEN);
 	if (block == NULL) {
-		xrma_refuse("no memory for the reply");
+		xrma_refuse("no memory for an answer");
 		return UCS_OK; /* the worker times out */
 	}
-	if (st == DOCA_SUCCESS) {
-		pthread_mutex_lock(&xrma.lock);
-		struct sdp_urom_mem *m = xrma_region(req.am_key, req.va, req.len, &st);
-
-		if (m != NULL && req.op == SDP_UROM_XRMA_PUT)
-			memcpy((void *)(uintptr_t)req.va, data, req.len);
-		else if (m != NULL)
-			memcpy((uint8_t *)(block + 1) + SDP_UROM_XRMA_REP_LEN,
-			       (const void *)(uintptr_t)req.va, req.len);
-		pthread_mutex_unlock(&xrma.lock);
-		if (m == NULL) {
-			snprintf(why, sizeof(why), "%s of %llu bytes at 0x%llx: %s",
-				 req.op == SDP_UROM_XRMA_PUT ? "put" : "get",
-				 (unsigned long long)req.len, (unsigned long long)req.va,
-				 st == DOCA_ERROR_NOT_FOUND ? "no region has its key" :
-							      "outside its region");
-			xrma_refuse(why);
-		}
-	}
-	if (st != DOCA_SUCCESS)
-		data_len = 0;
 	rep.status = (uint16_t)st;
 	rep.len = data_len;
 	sdp_urom_xrma_rep_pack(&rep, (uint8_t *)(block + 1));
@@ -465,6 +471,7 @@ static doca_error_t engine_start(void)
 			  "this process any more");
 		return DOCA_ERROR_DRIVER;
 	}
+	xrma.reply_bytes = 0; /* answers a destroyed worker dropped are not counted on */
 	status = engine_create_ucp();
 	if (status != DOCA_SUCCESS)
 		return status;

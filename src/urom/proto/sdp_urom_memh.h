@@ -56,7 +56,9 @@
 /*
  * The owner also serves puts and gets as softdpu active messages (sdp_urom_xrma.h) naming the
  * region by am_key, a random secret of the owner's; a worker uses that path where UCX would
- * emulate RMA in software (TCP): see plugins/common/sdp_plugin_mem.c.
+ * emulate RMA in software (TCP): see plugins/common/sdp_plugin_mem.c. The flag came after
+ * version 1 did: a parser from before it refuses memhs that set it (unknown flag), so hosts and
+ * workers must come from the same softdpu release; memhs without it parse everywhere.
  */
 #define SDP_UROM_MEMH_FLAG_AM_KEY (1u << 1)
 #define SDP_UROM_MEMH_FLAGS_KNOWN (SDP_UROM_MEMH_FLAG_OWNER_PROGRESS | SDP_UROM_MEMH_FLAG_AM_KEY)
