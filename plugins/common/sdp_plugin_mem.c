@@ -1025,7 +1025,6 @@ void sdp_plugin_mem_ucp_params(ucp_params_t *params)
 
 doca_error_t sdp_plugin_mem_create(ucp_worker_h worker, struct sdp_plugin_mem **mem_p)
 {
-	ucp_am_handler_param_t aparams;
 	struct sdp_plugin_mem *mem;
 
 	if (worker == NULL || mem_p == NULL) {
@@ -1053,14 +1052,8 @@ doca_error_t sdp_plugin_mem_create(ucp_worker_h worker, struct sdp_plugin_mem **
 	    (ssize_t)sizeof(mem->next_opid))
 		mem->next_opid = 1;
 	/* Answers of the xrma path; a worker without UCP_FEATURE_AM keeps UCX's RMA only. */
-	memset(&aparams, 0, sizeof(aparams));
-	aparams.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_FLAGS |
-			     UCP_AM_HANDLER_PARAM_FIELD_CB | UCP_AM_HANDLER_PARAM_FIELD_ARG;
-	aparams.id = SDP_UROM_XRMA_REP_AM_ID;
-	aparams.flags = UCP_AM_FLAG_WHOLE_MSG;
-	aparams.cb = xrma_rep_cb;
-	aparams.arg = mem;
-	mem->xrma_ok = ucp_worker_set_am_recv_handler(worker, &aparams) == UCS_OK;
+	mem->xrma_ok =
+		sdp_plugin_am_handler(worker, SDP_UROM_XRMA_REP_AM_ID, xrma_rep_cb, mem) == UCS_OK;
 	*mem_p = mem;
 	return DOCA_SUCCESS;
 }
@@ -1152,15 +1145,9 @@ void sdp_plugin_mem_destroy(struct sdp_plugin_mem *mem)
 		free(ucs_list_extract_head(&mem->acks, struct pm_ack, link));
 	ucs_list_for_each_safe(e, e_tmp, &mem->eps, link)
 		ep_free(e);
-	if (mem->xrma_ok) {
-		ucp_am_handler_param_t aparams;
-
-		memset(&aparams, 0, sizeof(aparams));
-		aparams.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB;
-		aparams.id = SDP_UROM_XRMA_REP_AM_ID;
-		aparams.cb = NULL; /* nothing may call into freed memory */
-		(void)ucp_worker_set_am_recv_handler(mem->worker, &aparams);
-	}
+	/* Nothing may call into freed memory. */
+	if (mem->xrma_ok)
+		(void)sdp_plugin_am_handler(mem->worker, SDP_UROM_XRMA_REP_AM_ID, NULL, NULL);
 	free(mem);
 }
 

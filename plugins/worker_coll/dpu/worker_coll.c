@@ -1394,7 +1394,6 @@ static void coll_free_all(struct coll *co)
 
 static doca_error_t coll_open(struct urom_worker_ctx *ctx)
 {
-	ucp_am_handler_param_t amp = {0};
 	ucp_worker_params_t wp = {0};
 	ucp_params_t params = {0};
 	struct coll *co = calloc(1, sizeof(*co));
@@ -1420,13 +1419,7 @@ static doca_error_t coll_open(struct urom_worker_ctx *ctx)
 		goto fail;
 	if (ucp_worker_get_address(co->worker, &co->addr, &co->addr_len) != UCS_OK)
 		goto fail;
-	amp.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_FLAGS |
-			 UCP_AM_HANDLER_PARAM_FIELD_CB | UCP_AM_HANDLER_PARAM_FIELD_ARG;
-	amp.id = UROM_COLL_AM_UCP_ID;
-	amp.flags = UCP_AM_FLAG_WHOLE_MSG;
-	amp.cb = am_recv_cb;
-	amp.arg = co;
-	if (ucp_worker_set_am_recv_handler(co->worker, &amp) != UCS_OK)
+	if (sdp_plugin_am_handler(co->worker, UROM_COLL_AM_UCP_ID, am_recv_cb, co) != UCS_OK)
 		goto fail;
 	co->ctx = ctx;
 	ctx->plugin_ctx = co;

@@ -999,7 +999,6 @@ static void start_next(struct rma *rma)
 
 static doca_error_t rma_open(struct urom_worker_ctx *ctx)
 {
-	ucp_am_handler_param_t amp = {0};
 	ucp_worker_params_t wp = {0};
 	ucp_params_t params = {0};
 	struct rma *rma = calloc(1, sizeof(*rma));
@@ -1019,13 +1018,7 @@ static doca_error_t rma_open(struct urom_worker_ctx *ctx)
 		goto fail;
 	if (ucp_worker_get_address(rma->worker, &rma->addr, &rma->addr_len) != UCS_OK)
 		goto fail;
-	amp.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_FLAGS |
-			 UCP_AM_HANDLER_PARAM_FIELD_CB | UCP_AM_HANDLER_PARAM_FIELD_ARG;
-	amp.id = UROM_RMA_AM_UCP_ID;
-	amp.flags = UCP_AM_FLAG_WHOLE_MSG;
-	amp.cb = am_recv_cb;
-	amp.arg = rma;
-	if (ucp_worker_set_am_recv_handler(rma->worker, &amp) != UCS_OK)
+	if (sdp_plugin_am_handler(rma->worker, UROM_RMA_AM_UCP_ID, am_recv_cb, rma) != UCS_OK)
 		goto fail;
 	rma->am_max = msg_size_get() - UROM_RMA_AM_OVERHEAD;
 	sdp_plugin_peers_init(&rma->apeers, rma->worker);
