@@ -198,7 +198,7 @@ done < <(grep -E '^(put|get) ' "$tmp/urom_rma.out")
 if [ "$record" = 1 ]; then
 	load=$(cut -d' ' -f1 /proc/loadavg)
 	{
-		echo "#### urom_rma $date_s UTC, $host CPUs ($cpu), Linux $(uname -r), UCX ${ucxv:-?}, load $load; UCX_TLS=$tls_desc, UCX_NET_DEVICES=$UCX_NET_DEVICES, window $window"
+		echo "#### urom_rma $date_s UTC, $host CPUs ($cpu), Linux $(uname -r), UCX ${ucxv:-?}, load $load; UCX_TLS=$tls_desc, UCX_NET_DEVICES=$UCX_NET_DEVICES, window $window, SOFTDPU_UROM_XRMA=${SOFTDPU_UROM_XRMA:-(unset: the xrma path over TCP)}"
 		echo
 		echo "| op | size (B) | softdpu worker (MiB/s) | ucx_perftest (MiB/s) | ratio (goal ≥ 0.9 from 1 MiB) |"
 		echo "|---|---|---|---|---|"
