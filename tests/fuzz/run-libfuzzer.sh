@@ -35,7 +35,7 @@ targets=()
 all_targets=(fuzz_urom_proto fuzz_urom_frame fuzz_urom_oob fuzz_urom_memh fuzz_urom_rdmo
 	fuzz_urom_rma_am fuzz_urom_coll_wire fuzz_dev_decl fuzz_service_file fuzz_argp_json
 	fuzz_flow_classify fuzz_plugin_cmd fuzz_small_parsers fuzz_host_notif fuzz_urom_handshake
-	fuzz_pcap_rx fuzz_flow_rules fuzz_uromd_conn fuzz_gpp_proto)
+	fuzz_pcap_rx fuzz_flow_rules fuzz_uromd_conn fuzz_gpp_proto fuzz_urom_xrma)
 
 usage() {
 	echo "usage: bash tests/fuzz/run-libfuzzer.sh [--seconds S] [--jobs N] [--build DIR] [--no-build] [--record] [TARGET...]" >&2
