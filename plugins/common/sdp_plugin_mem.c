@@ -801,7 +801,8 @@ static struct pm_ep *ep_find(struct sdp_plugin_mem *mem, const void *addr, size_
 	struct pm_ep *e;
 
 	ucs_list_for_each(e, &mem->eps, link) {
-		if (e->ep != NULL && e->addr_len == len && memcmp(e->addr, addr, len) == 0)
+		if (e->ep != NULL && !e->failed && e->addr_len == len &&
+		    memcmp(e->addr, addr, len) == 0)
 			return e;
 	}
 	return NULL;
@@ -1335,11 +1336,11 @@ doca_error_t sdp_plugin_mem_import_domain(struct sdp_plugin_mem *mem, struct uro
 				(void)sdp_plugin_mem_release(mem, r->id);
 			break;
 		}
-		if (r->rkey != NULL || r->inflight != 0) {
+		if ((r->rkey != NULL && !r->ep->failed) || r->inflight != 0) {
 			*region_id_p = r->id;
 			return DOCA_SUCCESS;
 		}
-		/* Its endpoint was closed by force: import the segment afresh. */
+		/* Its endpoint was closed by force or failed: import the segment afresh. */
 		(void)sdp_plugin_mem_release(mem, r->id);
 		break;
 	}
@@ -1397,7 +1398,8 @@ doca_error_t sdp_plugin_mem_import_member(struct sdp_plugin_mem *mem, struct uro
 	}
 	ucs_list_for_each(r, &mem->regions, link) {
 		if (r->from_member && r->domain_id == domain_id && r->rkey != NULL &&
-		    r->memh_len == memh_len && memcmp(r->memh, memh, memh_len) == 0) {
+		    !r->ep->failed && r->memh_len == memh_len &&
+		    memcmp(r->memh, memh, memh_len) == 0) {
 			r->pins++;
 			r->last_use = ++mem->use_tick;
 			*region_id_p = r->id;
