@@ -1054,7 +1054,7 @@ doca_error_t sdp_plugin_mem_create(ucp_worker_h worker, struct sdp_plugin_mem **
 		mem->next_opid = 1;
 	/* Answers of the xrma path; a worker without UCP_FEATURE_AM keeps UCX's RMA only. */
 	mem->xrma_ok =
-		sdp_plugin_am_handler(worker, SDP_UROM_XRMA_REP_AM_ID, xrma_rep_cb, mem) == UCS_OK;
+		sdp_ucx_am_handler(worker, SDP_UROM_XRMA_REP_AM_ID, xrma_rep_cb, mem) == UCS_OK;
 	*mem_p = mem;
 	return DOCA_SUCCESS;
 }
@@ -1148,7 +1148,7 @@ void sdp_plugin_mem_destroy(struct sdp_plugin_mem *mem)
 		ep_free(e);
 	/* Nothing may call into freed memory. */
 	if (mem->xrma_ok)
-		(void)sdp_plugin_am_handler(mem->worker, SDP_UROM_XRMA_REP_AM_ID, NULL, NULL);
+		(void)sdp_ucx_am_handler(mem->worker, SDP_UROM_XRMA_REP_AM_ID, NULL, NULL);
 	free(mem);
 }
 

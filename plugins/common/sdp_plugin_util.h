@@ -15,6 +15,7 @@
 #include <doca_error.h>
 #include <doca_urom_plugin.h>
 
+#include "sdp_ucx_am.h"
 #include "sdp_ucx_tls.h"
 
 /*
@@ -51,25 +52,6 @@ static inline doca_error_t sdp_plugin_take_done(ucs_list_link_t *done, ucs_list_
 	ucs_list_splice_tail(notif_list, done);
 	ucs_list_head_init(done);
 	return DOCA_SUCCESS;
-}
-
-/*
- * Set (cb non-NULL) or clear (cb NULL) the whole-message active-message handler of id on worker:
- * UCS_OK or UCX's status.
- */
-static inline ucs_status_t sdp_plugin_am_handler(ucp_worker_h worker, unsigned id,
-						 ucp_am_recv_callback_t cb, void *arg)
-{
-	ucp_am_handler_param_t am;
-
-	memset(&am, 0, sizeof(am));
-	am.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_FLAGS |
-			UCP_AM_HANDLER_PARAM_FIELD_CB | UCP_AM_HANDLER_PARAM_FIELD_ARG;
-	am.id = id;
-	am.flags = cb != NULL ? UCP_AM_FLAG_WHOLE_MSG : 0;
-	am.cb = cb;
-	am.arg = arg;
-	return ucp_worker_set_am_recv_handler(worker, &am);
 }
 
 /* softdpu_plugin_wakeup_fd (softdpu/urom_plugin.h) for a plugin's UCP worker. */

@@ -724,7 +724,6 @@ static void test_plugin_xrma(void)
 	const uint64_t va = (uintptr_t)(host + GUARD);
 	struct sdp_urom_mem *exp = NULL, *keep = NULL;
 	struct cb_count c = {0, DOCA_SUCCESS};
-	ucp_am_handler_param_t aparams;
 	ucp_ep_params_t eparams;
 	const void *memh;
 	size_t memh_len;
@@ -795,13 +794,7 @@ static void test_plugin_xrma(void)
 			return;
 		}
 	}
-	memset(&aparams, 0, sizeof(aparams));
-	aparams.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_FLAGS |
-			     UCP_AM_HANDLER_PARAM_FIELD_CB;
-	aparams.id = SDP_UROM_XRMA_REP_AM_ID;
-	aparams.flags = UCP_AM_FLAG_WHOLE_MSG;
-	aparams.cb = raw_rep_cb;
-	T_TRUE(ucp_worker_set_am_recv_handler(raw.worker, &aparams) == UCS_OK);
+	T_TRUE(sdp_ucx_am_handler(raw.worker, SDP_UROM_XRMA_REP_AM_ID, raw_rep_cb, NULL) == UCS_OK);
 	T_OK(sdp_urom_memh_unpack(memh, memh_len, &d));
 	T_TRUE((d.flags & SDP_UROM_MEMH_FLAG_AM_KEY) != 0);
 	padded = calloc(1, d.owner_addr_len + SDP_UROM_MEMH_ADDR_MAX);

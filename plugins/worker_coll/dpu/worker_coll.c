@@ -1419,7 +1419,7 @@ static doca_error_t coll_open(struct urom_worker_ctx *ctx)
 		goto fail;
 	if (ucp_worker_get_address(co->worker, &co->addr, &co->addr_len) != UCS_OK)
 		goto fail;
-	if (sdp_plugin_am_handler(co->worker, UROM_COLL_AM_UCP_ID, am_recv_cb, co) != UCS_OK)
+	if (sdp_ucx_am_handler(co->worker, UROM_COLL_AM_UCP_ID, am_recv_cb, co) != UCS_OK)
 		goto fail;
 	co->ctx = ctx;
 	ctx->plugin_ctx = co;

@@ -1018,7 +1018,7 @@ static doca_error_t rma_open(struct urom_worker_ctx *ctx)
 		goto fail;
 	if (ucp_worker_get_address(rma->worker, &rma->addr, &rma->addr_len) != UCS_OK)
 		goto fail;
-	if (sdp_plugin_am_handler(rma->worker, UROM_RMA_AM_UCP_ID, am_recv_cb, rma) != UCS_OK)
+	if (sdp_ucx_am_handler(rma->worker, UROM_RMA_AM_UCP_ID, am_recv_cb, rma) != UCS_OK)
 		goto fail;
 	rma->am_max = msg_size_get() - UROM_RMA_AM_OVERHEAD;
 	sdp_plugin_peers_init(&rma->apeers, rma->worker);

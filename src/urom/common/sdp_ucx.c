@@ -26,6 +26,7 @@
 
 #include "sdp_list.h"
 #include "sdp_log.h"
+#include "sdp_ucx_am.h"
 #include "sdp_urom_proto.h"
 
 SDP_LOG_COMPONENT("urom_ucx");
@@ -317,7 +318,6 @@ doca_error_t sdp_ucx_worker_init(struct sdp_ucx_worker *w, ucp_context_h context
 				 void *recv_arg)
 {
 	ucp_worker_params_t wparams;
-	ucp_am_handler_param_t aparams;
 	struct ucx_priv *priv;
 	ucp_worker_h worker;
 	ucs_status_t status;
@@ -365,14 +365,7 @@ doca_error_t sdp_ucx_worker_init(struct sdp_ucx_worker *w, ucp_context_h context
 	w->max_recv = SDP_UCX_MAX_RECV_DEFAULT;
 	w->priv = priv;
 
-	memset(&aparams, 0, sizeof(aparams));
-	aparams.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_FLAGS |
-			     UCP_AM_HANDLER_PARAM_FIELD_CB | UCP_AM_HANDLER_PARAM_FIELD_ARG;
-	aparams.id = SDP_UROM_AM_ID;
-	aparams.flags = UCP_AM_FLAG_WHOLE_MSG;
-	aparams.cb = ucx_am_cb;
-	aparams.arg = w;
-	status = ucp_worker_set_am_recv_handler(worker, &aparams);
+	status = sdp_ucx_am_handler(worker, SDP_UROM_AM_ID, ucx_am_cb, w);
 	if (status != UCS_OK) {
 		sdp_error("ucp_worker_set_am_recv_handler failed: %s", ucs_status_string(status));
 		ret = ucx_status_to_doca(status);

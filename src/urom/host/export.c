@@ -41,6 +41,7 @@
 
 #include "doca_urom.h"
 #include "sdp_log.h"
+#include "sdp_ucx_am.h"
 #include "sdp_urom_memh.h"
 #include "sdp_urom_xrma.h"
 
@@ -56,7 +57,8 @@ SDP_LOG_COMPONENT("urom_mem");
 
 #define SDP_UROM_MEM_MAGIC 0x4d454d58u /* "XMEM" */
 
-/* Bytes of get replies the thread may have in flight; a get beyond answers NO_MEMORY. */
+/* Bytes of answers the thread may have in flight: past it a get answers NO_MEMORY, and once
+ * reached further requests are dropped. */
 #define SDP_UROM_XRMA_REPLY_BYTES_MAX (256u << 20)
 
 struct sdp_urom_mem {
@@ -355,7 +357,6 @@ static doca_error_t engine_copy_address(void)
 
 static doca_error_t engine_create_ucp(void)
 {
-	ucp_am_handler_param_t aparams;
 	ucp_worker_params_t wparams;
 	ucp_params_t params;
 	ucp_config_t *config;
@@ -412,13 +413,7 @@ static doca_error_t engine_create_ucp(void)
 		engine.context = NULL;
 		return DOCA_ERROR_DRIVER;
 	}
-	memset(&aparams, 0, sizeof(aparams));
-	aparams.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_FLAGS |
-			     UCP_AM_HANDLER_PARAM_FIELD_CB;
-	aparams.id = SDP_UROM_XRMA_REQ_AM_ID;
-	aparams.flags = UCP_AM_FLAG_WHOLE_MSG;
-	aparams.cb = xrma_req_cb;
-	st = ucp_worker_set_am_recv_handler(engine.worker, &aparams);
+	st = sdp_ucx_am_handler(engine.worker, SDP_UROM_XRMA_REQ_AM_ID, xrma_req_cb, NULL);
 	if (st == UCS_OK)
 		st = ucp_worker_get_efd(engine.worker, &engine.worker_fd);
 	if (st != UCS_OK) {
