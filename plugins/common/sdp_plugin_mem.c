@@ -684,6 +684,12 @@ static ucs_status_t xrma_issue(struct sdp_plugin_mem *mem, struct pm_op *op, str
 	return UCS_OK;
 }
 
+/* Whether r's puts, gets and flushes take the xrma path. */
+static int region_xrma(const struct sdp_plugin_mem *mem, const struct pm_region *r)
+{
+	return r->ep->xrma && r->am_key != 0 && mem->xrma_ok;
+}
+
 /* Issue op on its endpoint. DOCA_SUCCESS: UCX owns it (or it is done already). */
 static doca_error_t op_issue(struct sdp_plugin_mem *mem, struct pm_op *op, struct pm_region *r,
 			     enum pm_op_kind kind, uint64_t addr, void *local, size_t len)
@@ -694,7 +700,7 @@ static doca_error_t op_issue(struct sdp_plugin_mem *mem, struct pm_op *op, struc
 
 	op->mem = mem;
 	op->kind = kind;
-	if (op->ep->xrma && r->am_key != 0 && mem->xrma_ok) {
+	if (region_xrma(mem, r)) {
 		/* Linked first, like UCX's: an answer may come inside the call. */
 		ucs_list_add_tail(&mem->ops, &op->link);
 		op->ep->pending++;
@@ -1560,7 +1566,7 @@ int sdp_plugin_mem_uses_xrma(const struct sdp_plugin_mem *mem, uint64_t region_i
 
 	if (r == NULL)
 		return -1;
-	return r->ep->xrma && r->am_key != 0 && mem->xrma_ok;
+	return region_xrma(mem, r);
 }
 
 doca_error_t sdp_plugin_mem_find(const struct sdp_plugin_mem *mem, uint64_t addr, size_t len,
